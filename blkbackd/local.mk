@@ -1,0 +1,1 @@
+# blkbackd: see top-level Makefile.am

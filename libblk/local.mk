@@ -1,0 +1,1 @@
+# libblk: see top-level Makefile.am

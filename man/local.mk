@@ -1,0 +1,1 @@
+# man: see top-level Makefile.am

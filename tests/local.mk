@@ -1,0 +1,1 @@
+# tests: see top-level Makefile.am

@@ -1,0 +1,1 @@
+# tools: see top-level Makefile.am

@@ -1,0 +1,1 @@
+# tools/xensim: see top-level Makefile.am

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xensim: the simulated hypervisor's interface for simulated guests and the
+ * simulated toolstack.
+ *
+ * One simulated host lives in a state directory named by $XENSIM_DIR. Each
+ * domain there has guest memory (a shared-memory file of pages), a grant
+ * table and an event-channel table, all shared between processes. The fake
+ * libxengnttab/libxenevtchn that the backend loads read the same state, so
+ * the real daemon binary sees grants and event channels that behave like
+ * Xen's: an ungranted or revoked ref fails, a read-only grant cannot be
+ * written, an event channel's fd polls readable exactly while a port is
+ * pending.
+ *
+ * Functions return 0 (or a non-negative value) on success and -errno on
+ * failure; none of them prints or exits.
+ */
+#ifndef XENSIM_H
+#define XENSIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define XENSIM_PAGE_SIZE 4096u
+
+struct xensim_domain;
+
+/* The state directory from $XENSIM_DIR, or NULL when it is not set. */
+const char *xensim_dir(void);
+
+/*
+ * Toolstack: create domain @domid with @nr_pages pages of zeroed guest
+ * memory, an empty grant table and an empty event-channel table. -EEXIST if
+ * the domain exists.
+ */
+int xensim_domain_create(const char *dir, uint32_t domid, uint32_t nr_pages);
+
+/*
+ * Toolstack: the domain dies. Grant copies and new mappings of its grants
+ * fail from now on (GNTST_bad_domain), its event channels are closed, and
+ * its state is kept, as Xen keeps a dying domain, until the last mapping of
+ * its memory is unmapped; then its files are removed.
+ */
+int xensim_domain_destroy(const char *dir, uint32_t domid);
+
+/* Guest: attach to the domain's memory, grant table and event channels. */
+int xensim_domain_open(const char *dir, uint32_t domid,
+		       struct xensim_domain **out);
+void xensim_domain_close(struct xensim_domain *d);
+
+uint32_t xensim_domain_id(const struct xensim_domain *d);
+uint32_t xensim_domain_nr_pages(const struct xensim_domain *d);
+/* Guest: the page at frame @pfn of its own memory, or NULL past the end. */
+void *xensim_domain_page(struct xensim_domain *d, uint32_t pfn);
+
+/*
+ * Guest: grant @peer access to frame @pfn (like gnttab_grant_foreign_access).
+ * Returns the grant reference (> 0) or -ENOSPC when the table is full.
+ */
+int xensim_grant_access(struct xensim_domain *d, uint32_t peer, uint32_t pfn,
+			bool readonly);
+/*
+ * Guest: revoke grant @ref. -EBUSY while the peer still has it mapped (the
+ * grant stays valid then, as in Xen); -EINVAL for a ref not in use.
+ */
+int xensim_grant_end(struct xensim_domain *d, uint32_t ref);
+
+/*
+ * Guest: allocate an unbound event-channel port that @remote may bind to
+ * (like EVTCHNOP_alloc_unbound). Returns the port (> 0).
+ */
+int xensim_evtchn_alloc_unbound(struct xensim_domain *d, uint32_t remote);
+/* Guest: a file descriptor that polls readable while any port is pending. */
+int xensim_evtchn_fd(struct xensim_domain *d);
+/* Guest: the next pending port (now masked), or -EAGAIN when none is. */
+int xensim_evtchn_pending(struct xensim_domain *d);
+int xensim_evtchn_unmask(struct xensim_domain *d, uint32_t port);
+/* Guest: send an event to the other end of @port. */
+int xensim_evtchn_notify(struct xensim_domain *d, uint32_t port);
+int xensim_evtchn_close(struct xensim_domain *d, uint32_t port);
+
+/*
+ * Inspection, for tests and the toolstack: how many of @domid's grants are
+ * mapped by other domains right now, and how many other-domain ports are
+ * bound to @domid's ports. Valid for a dying domain too.
+ */
+struct xensim_domain_stats {
+	uint32_t mapped_grants;
+	uint32_t bound_ports;
+	bool dying;
+};
+int xensim_domain_stats(const char *dir, uint32_t domid,
+			struct xensim_domain_stats *out);
+
+#endif /* XENSIM_H */
