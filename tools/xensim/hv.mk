@@ -1,0 +1,1 @@
+# see top-level Makefile.am

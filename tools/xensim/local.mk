@@ -1,1 +1,0 @@
-# tools/xensim: see top-level Makefile.am
