@@ -1,1 +1,13 @@
-# blkbackd: see top-level Makefile.am
+# blkbackd: the daemon.
+sbin_PROGRAMS += blkbackd/blkbackd
+blkbackd_blkbackd_SOURCES = \
+	blkbackd/main.c \
+	blkbackd/daemon.h \
+	blkbackd/log.h blkbackd/log.c \
+	blkbackd/options.h blkbackd/options.c \
+	blkbackd/worker.h blkbackd/worker.c \
+	blkbackd/vbd.h blkbackd/vbd.c
+blkbackd_blkbackd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
+	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) \
+	$(SYSTEMD_CFLAGS)
+blkbackd_blkbackd_LDADD = libblk/libblk.la $(SYSTEMD_LIBS) -lpthread

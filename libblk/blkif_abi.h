@@ -15,21 +15,23 @@
 #include <stdint.h>
 #include <string.h>
 
-/*
- * ring.h expects the includer to provide the barriers: the public headers
- * leave them undefined for interface versions >= 0x00030208.
- */
-#ifndef xen_mb
-#define xen_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define xen_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
-#define xen_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
-#endif
-
 #include <xen/xen.h>
 #include <xen/grant_table.h>
 #include <xen/io/blkif.h>
 #include <xen/io/protocols.h>
 #include <xen/io/ring.h>
+
+/*
+ * ring.h maps its barriers to mb()/rmb()/wmb(), which userspace does not
+ * have (or leaves them undefined for newer interface versions). The ring
+ * is shared with another CPU: use the C11 fences.
+ */
+#undef xen_mb
+#undef xen_rmb
+#undef xen_wmb
+#define xen_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define xen_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define xen_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
 
 #define BLKIF_PAGE_SIZE 4096u
 #define BLKIF_SECTOR_SIZE 512u

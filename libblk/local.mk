@@ -1,1 +1,14 @@
-# libblk: see top-level Makefile.am
+# libblk: the blkif engine, a library with no process policy.
+noinst_LTLIBRARIES += libblk/libblk.la
+libblk_libblk_la_SOURCES = \
+	libblk/blkif_abi.h \
+	libblk/request.h libblk/request.c \
+	libblk/ring.h libblk/ring.c \
+	libblk/image.h libblk/image.c \
+	libblk/grant_copy.h libblk/grant_copy.c \
+	libblk/engine.h libblk/engine.c \
+	libblk/xenbus.h libblk/xenbus.c
+libblk_libblk_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
+	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS)
+libblk_libblk_la_LIBADD = $(XENSTORE_LIBS) $(XENEVTCHN_LIBS) \
+	$(XENGNTTAB_LIBS) $(URING_LIBS)

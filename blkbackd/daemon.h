@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * State of the daemon's main thread: the xenstore connection, the worker
+ * pool and the devices being served. Only the main thread touches it.
+ */
+#ifndef BLKBACKD_DAEMON_H
+#define BLKBACKD_DAEMON_H
+
+#include <stdint.h>
+#include <xenstore.h>
+
+#include "blkbackd/options.h"
+
+struct worker;
+struct vbd;
+
+struct daemon {
+	struct options opts;
+	struct xs_handle *xs;
+	unsigned int domid;
+	char be_root[64]; /* /local/domain/<domid>/backend/vbd */
+
+	struct worker **workers;
+	unsigned int nr_workers;
+	int broken_fd[2]; /* workers report broken rings here */
+
+	struct vbd *vbds;
+	unsigned int nr_vbds;
+	uint64_t next_cookie;
+};
+
+#endif /* BLKBACKD_DAEMON_H */

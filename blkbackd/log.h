@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logging to stderr. Under systemd the journal reads the "<N>" priority
+ * prefix; elsewhere messages carry the program name and a level word.
+ */
+#ifndef BLKBACKD_LOG_H
+#define BLKBACKD_LOG_H
+
+#include <syslog.h>
+
+/* Set once at startup, before any thread starts. */
+void log_init(int max_priority);
+/* Parse "err", "warning", "notice", "info" or "debug"; -1 if unknown. */
+int log_level_from_name(const char *name);
+
+void log_msg(int priority, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_notice(...) log_msg(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif /* BLKBACKD_LOG_H */

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blkbackd: the main thread. It owns xenstore, signals and the worker
+ * pool; the workers own the data path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "blkbackd/daemon.h"
+#include "blkbackd/log.h"
+#include "blkbackd/options.h"
+#include "blkbackd/vbd.h"
+#include "blkbackd/worker.h"
+
+/*
+ * Linux's xen-blkback claims backend/vbd too; two backends answering one
+ * device would corrupt it. BLKBACKD_SYSFS lets tests point at a fake tree.
+ */
+static int check_no_kernel_backend(void)
+{
+	const char *sysfs = getenv("BLKBACKD_SYSFS");
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/bus/xen-backend/drivers/vbd",
+		 sysfs ? sysfs : "/sys");
+	if (stat(path, &st) < 0)
+		return 0;
+	log_err("the kernel's xen-blkback driver is loaded (%s exists) and "
+		"would serve the same devices. Unload it with 'modprobe -r "
+		"xen-blkback' and keep it from loading again with "
+		"'echo \"install xen-blkback /bin/false\" > "
+		"/etc/modprobe.d/blkbackd.conf'",
+		path);
+	return -EBUSY;
+}
+
+static int find_domid(struct daemon *d)
+{
+	unsigned int len;
+	char *s;
+
+	if (d->opts.domid >= 0) {
+		d->domid = (unsigned int)d->opts.domid;
+		return 0;
+	}
+	/* A relative path reads this domain's own /local/domain/N/domid. */
+	s = xs_read(d->xs, XBT_NULL, "domid", &len);
+	d->domid = s ? (unsigned int)strtoul(s, NULL, 10) : 0;
+	free(s);
+	return 0;
+}
+
+static int start_workers(struct daemon *d)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int n = d->opts.workers ? d->opts.workers
+					 : (cpus > 0 ? (unsigned int)cpus : 1);
+	int ret;
+
+	d->workers = calloc(n, sizeof(*d->workers));
+	if (!d->workers)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++) {
+		ret = worker_start(&d->workers[i], i, d->broken_fd[1]);
+		if (ret < 0) {
+			log_err("cannot start I/O worker %u: %s%s", i,
+				strerror(-ret),
+				ret == -ENOENT
+					? " (no /dev/xen/gntdev or "
+					  "/dev/xen/evtchn: is this a Xen "
+					  "domain with xen-gntdev and "
+					  "xen-evtchn loaded?)"
+					: "");
+			return ret;
+		}
+		d->nr_workers++;
+	}
+	log_info("%u I/O worker%s", n, n == 1 ? "" : "s");
+	return 0;
+}
+
+static void stop_workers(struct daemon *d)
+{
+	for (unsigned int i = 0; i < d->nr_workers; i++)
+		worker_stop(d->workers[i]);
+	free(d->workers);
+	d->workers = NULL;
+	d->nr_workers = 0;
+}
+
+static int open_xenstore(struct daemon *d)
+{
+	d->xs = xs_open(0);
+	if (!d->xs) {
+		log_err("cannot connect to xenstore: %m (is xenstored running, "
+			"and /proc/xen mounted?)");
+		return -errno;
+	}
+	if (find_domid(d) < 0)
+		return -EINVAL;
+	snprintf(d->be_root, sizeof(d->be_root), "/local/domain/%u/backend/vbd",
+		 d->domid);
+	if (!xs_watch(d->xs, d->be_root, VBD_TOKEN_BACKEND) ||
+	    !xs_watch(d->xs, "@releaseDomain", VBD_TOKEN_RELEASE)) {
+		log_err("cannot watch %s: %m", d->be_root);
+		return -errno;
+	}
+	return 0;
+}
+
+static void dispatch_watch(struct daemon *d, char **ev)
+{
+	const char *path = ev[XS_WATCH_PATH], *token = ev[XS_WATCH_TOKEN];
+
+	if (strcmp(token, VBD_TOKEN_BACKEND) == 0)
+		vbd_backend_changed(d, path);
+	else if (strcmp(token, VBD_TOKEN_FRONTEND) == 0)
+		vbd_frontend_changed(d, path);
+	else if (strcmp(token, VBD_TOKEN_RELEASE) == 0)
+		vbd_domains_released(d);
+}
+
+static void drain_watches(struct daemon *d)
+{
+	char **ev;
+
+	while ((ev = xs_check_watch(d->xs)) != NULL) {
+		dispatch_watch(d, ev);
+		free(ev);
+	}
+}
+
+static void drain_broken(struct daemon *d)
+{
+	uint64_t cookie;
+
+	while (read(d->broken_fd[0], &cookie, sizeof(cookie)) ==
+	       sizeof(cookie))
+		vbd_ring_broken(d, cookie);
+}
+
+static void notify_status(struct daemon *d)
+{
+	sd_notifyf(0, "STATUS=serving %u device%s", d->nr_vbds,
+		   d->nr_vbds == 1 ? "" : "s");
+}
+
+/* Returns the signal that ended the loop, or -errno. */
+static int main_loop(struct daemon *d, int sig_fd)
+{
+	struct pollfd fds[3] = {
+		{ .fd = xs_fileno(d->xs), .events = POLLIN },
+		{ .fd = sig_fd, .events = POLLIN },
+		{ .fd = d->broken_fd[0], .events = POLLIN },
+	};
+	unsigned int last_count = ~0u;
+
+	for (;;) {
+		if (d->nr_vbds != last_count) {
+			last_count = d->nr_vbds;
+			notify_status(d);
+		}
+		if (poll(fds, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (fds[1].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+				return (int)si.ssi_signo;
+		}
+		if (fds[2].revents)
+			drain_broken(d);
+		if (fds[0].revents)
+			drain_watches(d);
+	}
+}
+
+static int block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	/* Blocked before any thread starts, so every thread inherits it. */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static int run(struct daemon *d)
+{
+	int sig_fd, ret;
+
+	if (check_no_kernel_backend() < 0)
+		return -EBUSY;
+	sig_fd = block_signals();
+	if (sig_fd < 0) {
+		log_err("cannot set up signal handling: %m");
+		return -errno;
+	}
+	if (pipe2(d->broken_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	ret = open_xenstore(d);
+	if (ret == 0)
+		ret = start_workers(d);
+	if (ret < 0)
+		return ret;
+
+	/* Devices that exist already (a restart) are picked up here. */
+	drain_watches(d);
+	sd_notify(0, "READY=1");
+	log_info("serving %s", d->be_root);
+
+	ret = main_loop(d, sig_fd);
+	sd_notify(0, "STOPPING=1");
+	if (ret > 0)
+		log_info("%s: answering in-flight I/O and stopping",
+			 strsignal(ret));
+	else
+		log_err("main loop failed: %s", strerror(-ret));
+	vbd_release_all(d);
+	stop_workers(d);
+	xs_close(d->xs);
+	close(sig_fd);
+	return ret > 0 ? 0 : ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .broken_fd = { -1, -1 } };
+	int ret = options_parse(&d.opts, argc, argv);
+
+	if (ret != 0)
+		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	log_init(d.opts.log_level);
+	return run(&d) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

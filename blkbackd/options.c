@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Command-line parsing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkbackd/log.h"
+#include "blkbackd/options.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: blkbackd [OPTION]...\n"
+		"Serve Xen guests' virtual block devices from image files.\n"
+		"\n"
+		"  -w, --workers N      I/O worker threads (default: online CPUs)\n"
+		"  -c, --cache MODE     none (O_DIRECT, default) or writeback\n"
+		"  -d, --domid N        domain this backend runs in (default: from xenstore)\n"
+		"  -l, --log-level L    err, warning, notice, info (default) or debug\n"
+		"  -h, --help           show this help and exit\n"
+		"  -V, --version        show the version and exit\n"
+		"\n"
+		"See blkbackd(8).\n");
+}
+
+static int parse_number(const char *s, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_cache(const char *s, enum blk_cache_mode *mode)
+{
+	if (strcmp(s, "none") == 0)
+		*mode = BLK_CACHE_NONE;
+	else if (strcmp(s, "writeback") == 0)
+		*mode = BLK_CACHE_WRITEBACK;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int options_parse(struct options *opts, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, 'w' },
+		{ "cache", required_argument, NULL, 'c' },
+		{ "domid", required_argument, NULL, 'd' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int c;
+
+	*opts = (struct options){
+		.cache = BLK_CACHE_NONE,
+		.domid = -1,
+		.log_level = LOG_INFO,
+	};
+	while ((c = getopt_long(argc, argv, "w:c:d:l:hV", longopts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'w':
+			if (parse_number(optarg, 1024, &v) || v == 0) {
+				fprintf(stderr, "blkbackd: --workers wants a number from 1 to 1024, not '%s'\n", optarg);
+				return -1;
+			}
+			opts->workers = (unsigned int)v;
+			break;
+		case 'c':
+			if (parse_cache(optarg, &opts->cache)) {
+				fprintf(stderr, "blkbackd: --cache is 'none' or 'writeback', not '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'd':
+			if (parse_number(optarg, 0x7fef, &v)) {
+				fprintf(stderr, "blkbackd: --domid wants a domain id, not '%s'\n", optarg);
+				return -1;
+			}
+			opts->domid = (int)v;
+			break;
+		case 'l':
+			opts->log_level = log_level_from_name(optarg);
+			if (opts->log_level < 0) {
+				fprintf(stderr, "blkbackd: --log-level is err, warning, notice, info or debug, not '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("blkbackd %s\n", PACKAGE_VERSION);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "blkbackd: unexpected argument '%s'\n",
+			argv[optind]);
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}

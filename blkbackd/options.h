@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command-line options.
+ */
+#ifndef BLKBACKD_OPTIONS_H
+#define BLKBACKD_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "libblk/image.h"
+
+struct options {
+	unsigned int workers;	/* 0: one per online CPU */
+	enum blk_cache_mode cache;
+	int domid;		/* -1: ask xenstore */
+	int log_level;
+};
+
+/*
+ * Parse argv. Returns 0 to run, 1 when the program should exit
+ * successfully (--help, --version), -1 on a usage error (already
+ * reported).
+ */
+int options_parse(struct options *opts, int argc, char **argv);
+
+#endif /* BLKBACKD_OPTIONS_H */

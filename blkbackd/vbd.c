@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device state machine of the xenstore contract (DESIGN.md): every
+ * watch event re-reads what xenstore says about a device and moves it to
+ * where it should be. Doing the same work twice is harmless, so coalesced
+ * or repeated watch events need no special care.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkbackd/log.h"
+#include "blkbackd/vbd.h"
+#include "blkbackd/worker.h"
+#include "libblk/image.h"
+#include "libblk/xenbus.h"
+
+#define VBD_PATH_MAX 192
+
+struct vbd {
+	struct vbd *next;
+	struct daemon *d;
+	uint32_t fe_domid;
+	uint32_t devid;
+	uint64_t cookie;	/* names this device to the workers */
+	char name[48];		/* "vbd 5/51712", for messages */
+	char be[VBD_PATH_MAX];
+	char fe[VBD_PATH_MAX];	/* empty until read */
+	char fe_state[VBD_PATH_MAX + 8];
+
+	struct blk_image image;
+	bool image_open;
+	bool cdrom;
+	bool removable;
+	struct worker *worker;	/* set while a ring is connected */
+	bool domain_gone;
+	bool failed;		/* a fatal error was reported */
+};
+
+/* ---- lookup ---- */
+
+static struct vbd *vbd_find(struct daemon *d, uint32_t domid, uint32_t devid)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		if (v->fe_domid == domid && v->devid == devid)
+			return v;
+	return NULL;
+}
+
+static struct vbd *vbd_by_cookie(struct daemon *d, uint64_t cookie)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		if (v->cookie == cookie)
+			return v;
+	return NULL;
+}
+
+static struct vbd *vbd_new(struct daemon *d, uint32_t domid, uint32_t devid)
+{
+	struct vbd *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->d = d;
+	v->fe_domid = domid;
+	v->devid = devid;
+	v->cookie = ++d->next_cookie;
+	v->image.fd = -1;
+	snprintf(v->name, sizeof(v->name), "vbd %" PRIu32 "/%" PRIu32, domid,
+		 devid);
+	snprintf(v->be, sizeof(v->be), "%s/%" PRIu32 "/%" PRIu32, d->be_root,
+		 domid, devid);
+	v->next = d->vbds;
+	d->vbds = v;
+	d->nr_vbds++;
+	return v;
+}
+
+/* ---- rings ---- */
+
+static void vbd_disconnect(struct vbd *v)
+{
+	if (!v->worker)
+		return;
+	worker_disconnect(v->worker, v->cookie);
+	v->worker = NULL;
+	log_info("%s: disconnected", v->name);
+}
+
+static struct worker *least_loaded_worker(struct daemon *d)
+{
+	struct worker *best = d->workers[0];
+
+	for (unsigned int i = 1; i < d->nr_workers; i++)
+		if (worker_nr_rings(d->workers[i]) < worker_nr_rings(best))
+			best = d->workers[i];
+	return best;
+}
+
+/* ---- forgetting a device ---- */
+
+static void vbd_unwatch_frontend(struct vbd *v)
+{
+	if (v->fe_state[0])
+		xs_unwatch(v->d->xs, v->fe_state, VBD_TOKEN_FRONTEND);
+	v->fe_state[0] = '\0';
+}
+
+/* Stop serving @v and free it. Its xenstore nodes stay: libxl owns them. */
+static void vbd_forget(struct vbd *v)
+{
+	struct daemon *d = v->d;
+
+	vbd_disconnect(v);
+	vbd_unwatch_frontend(v);
+	if (v->image_open) {
+		blk_image_close(&v->image);
+		log_info("%s: released", v->name);
+	}
+	for (struct vbd **pp = &d->vbds; *pp; pp = &(*pp)->next) {
+		if (*pp == v) {
+			*pp = v->next;
+			break;
+		}
+	}
+	d->nr_vbds--;
+	free(v);
+}
+
+/* ---- failure ---- */
+
+/*
+ * A fatal error for this device: log it with what to do, tell the
+ * toolstack through the backend's error node and go to Closing, as
+ * Linux's backends do.
+ */
+static void vbd_fail(struct vbd *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void vbd_fail(struct vbd *v, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_err("%s: %s", v->name, msg);
+	vbd_disconnect(v);
+	v->failed = true;
+	xenbus_switch_state(v->d->xs, v->be, XenbusStateClosing, msg);
+}
+
+/* ---- the backend's own configuration ---- */
+
+/* The image path from params; "aio:" and "file:" prefixes are accepted. */
+static const char *image_path(const char *params)
+{
+	static const char *const prefixes[] = { "aio:", "file:" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (strncmp(params, prefixes[i], n) == 0)
+			return params + n;
+	}
+	return params;
+}
+
+static int read_mode(struct vbd *v, bool *readonly)
+{
+	char *mode;
+	int ret = xenbus_read_str(v->d->xs, v->be, "mode", &mode);
+
+	if (ret == -ENOENT) {
+		*readonly = false;
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	if (strcmp(mode, "r") == 0)
+		*readonly = true;
+	else if (mode[0] == 'w')
+		*readonly = false;
+	else
+		ret = -EINVAL;
+	free(mode);
+	return ret;
+}
+
+static bool read_flag(struct vbd *v, const char *key, const char *yes)
+{
+	char *s;
+	bool set;
+
+	if (xenbus_read_str(v->d->xs, v->be, key, &s) < 0)
+		return false;
+	set = strcmp(s, yes) == 0;
+	free(s);
+	return set;
+}
+
+static const char *open_advice(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return "check the target= of the guest's disk line";
+	case -EBUSY:
+		return "another device or program holds it writable; detach it "
+		       "there, or give every user access=ro";
+	case -EINVAL:
+		return "the target must be a regular file or a block device";
+	case -EACCES:
+	case -EPERM:
+	case -EROFS:
+		return "blkbackd needs read-write access for access=rw, or "
+		       "use access=ro";
+	default:
+		return "check the image and the host's logs";
+	}
+}
+
+static int vbd_open_image(struct vbd *v)
+{
+	char *params;
+	bool readonly;
+	int ret;
+
+	ret = xenbus_read_str(v->d->xs, v->be, "params", &params);
+	if (ret < 0) {
+		vbd_fail(v, "no params node: the toolstack must write the "
+			    "image path there");
+		return ret;
+	}
+	if (read_mode(v, &readonly) < 0) {
+		vbd_fail(v, "mode must be 'r' or 'w'");
+		free(params);
+		return -EINVAL;
+	}
+	v->cdrom = read_flag(v, "device-type", "cdrom");
+	v->removable = read_flag(v, "removable", "1");
+	readonly = readonly || v->cdrom;
+
+	ret = blk_image_open(&v->image, image_path(params), readonly,
+			     v->d->opts.cache);
+	if (ret < 0) {
+		vbd_fail(v, "cannot open image %s: %s; %s", image_path(params),
+			 strerror(-ret), open_advice(ret));
+	} else {
+		v->image_open = true;
+		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct)
+			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
+				   "serving it through the page cache "
+				   "(flushes still reach the disk)",
+				   v->name, image_path(params));
+		if (v->image.tail_ignored)
+			log_warn("%s: %s is not a multiple of 512 bytes; the "
+				 "guest sees the image without its last "
+				 "partial sector",
+				 v->name, image_path(params));
+		log_info("%s: image %s, %" PRIu64 " sectors%s", v->name,
+			 image_path(params), v->image.sectors,
+			 readonly ? ", read-only" : "");
+	}
+	free(params);
+	return ret;
+}
+
+/* InitWait: the image is open and the features are published. */
+static void vbd_init_wait(struct vbd *v)
+{
+	struct blk_backend_features f = { .flush = true };
+	int ret;
+
+	if (!v->image_open && vbd_open_image(v) < 0)
+		return;
+	ret = blk_xenbus_init_wait(v->d->xs, v->be, &f);
+	if (ret < 0 && ret != -ENOENT)
+		log_err("%s: cannot publish InitWait: %s", v->name,
+			strerror(-ret));
+}
+
+/* ---- the frontend ---- */
+
+/*
+ * The frontend path is written by the toolstack into the backend's
+ * directory, which the guest cannot write; it is still checked for shape.
+ */
+static int vbd_read_frontend_path(struct vbd *v)
+{
+	char *fe;
+	int ret;
+
+	if (v->fe[0])
+		return 0;
+	ret = xenbus_read_str(v->d->xs, v->be, "frontend", &fe);
+	if (ret < 0)
+		return ret;
+	if (fe[0] != '/' || strlen(fe) >= sizeof(v->fe)) {
+		free(fe);
+		return -EINVAL;
+	}
+	strcpy(v->fe, fe);
+	free(fe);
+	snprintf(v->fe_state, sizeof(v->fe_state), "%s/state", v->fe);
+	if (!xs_watch(v->d->xs, v->fe_state, VBD_TOKEN_FRONTEND)) {
+		v->fe_state[0] = '\0';
+		return -errno;
+	}
+	return 0;
+}
+
+static enum xenbus_state vbd_frontend_state(struct vbd *v)
+{
+	if (v->domain_gone || !v->fe[0])
+		return XenbusStateClosed;
+	return xenbus_read_state(v->d->xs, v->fe);
+}
+
+static unsigned int vbd_info(const struct vbd *v)
+{
+	return (v->image.readonly ? VDISK_READONLY : 0) |
+	       (v->cdrom ? VDISK_CDROM : 0) |
+	       (v->removable ? VDISK_REMOVABLE : 0);
+}
+
+static const char *abi_name(enum blkif_abi abi)
+{
+	return abi == BLKIF_ABI_X86_64 ? XEN_IO_PROTO_ABI_X86_64
+				       : XEN_IO_PROTO_ABI_X86_32;
+}
+
+static void vbd_connect(struct vbd *v)
+{
+	struct blk_frontend_ring fr;
+	struct blk_conn_params p;
+	struct blk_disk_info disk;
+	struct worker *w;
+	const char *what;
+	int ret;
+
+	if (v->worker || !v->image_open)
+		return;
+	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &fr, &what);
+	if (ret < 0) {
+		vbd_fail(v, "frontend node %s/%s is %s", v->fe, what,
+			 ret == -ENOENT ? "missing" : "invalid");
+		return;
+	}
+	p = (struct blk_conn_params){
+		.domid = v->fe_domid,
+		.ring_ref = fr.ring_ref,
+		.remote_port = fr.event_channel,
+		.abi = fr.abi,
+		.image_fd = v->image.fd,
+		.limits = { .sectors = v->image.sectors,
+			    .readonly = v->image.readonly },
+		.owner = (void *)(uintptr_t)v->cookie,
+	};
+	w = least_loaded_worker(v->d);
+	ret = worker_connect(w, &p);
+	if (ret < 0) {
+		vbd_fail(v, "cannot map ring-ref %" PRIu32
+			    " or bind event-channel %" PRIu32 ": %s",
+			 fr.ring_ref, fr.event_channel, strerror(-ret));
+		return;
+	}
+	v->worker = w;
+	disk = (struct blk_disk_info){
+		.sectors = v->image.sectors,
+		.info = vbd_info(v),
+		.sector_size = BLKIF_SECTOR_SIZE,
+		.physical_sector_size = v->image.physical_block,
+	};
+	ret = blk_xenbus_connected(v->d->xs, v->be, &disk);
+	if (ret < 0) {
+		log_err("%s: cannot publish Connected: %s", v->name,
+			strerror(-ret));
+		vbd_disconnect(v);
+		return;
+	}
+	log_info("%s: connected (%s, ring-ref %" PRIu32
+		 ", event-channel %" PRIu32 ", worker %u)",
+		 v->name, abi_name(fr.abi), fr.ring_ref, fr.event_channel,
+		 worker_index(w));
+}
+
+/* ---- the state machine ---- */
+
+static void vbd_switch(struct vbd *v, enum xenbus_state be_state,
+		       enum xenbus_state want)
+{
+	if (be_state != want)
+		xenbus_switch_state(v->d->xs, v->be, want, NULL);
+}
+
+static bool vbd_online(struct vbd *v)
+{
+	uint64_t online;
+
+	return xenbus_read_uint(v->d->xs, v->be, "online", 1, &online) == 0 &&
+	       online == 1;
+}
+
+/*
+ * The frontend closed (or vanished, or its domain died): answer in-flight
+ * I/O, release the ring and report Closed; a device taken offline is
+ * forgotten. Returns true when @v was freed.
+ */
+static bool vbd_closed(struct vbd *v, enum xenbus_state be_state)
+{
+	vbd_disconnect(v);
+	vbd_switch(v, be_state, XenbusStateClosed);
+	if (vbd_online(v) && !v->domain_gone)
+		return false;
+	vbd_forget(v);
+	return true;
+}
+
+static void vbd_reconcile(struct vbd *v)
+{
+	enum xenbus_state be_state = xenbus_read_state(v->d->xs, v->be);
+	enum xenbus_state fe_state;
+
+	if (be_state == XenbusStateUnknown) {
+		/* The toolstack removed the device. */
+		vbd_forget(v);
+		return;
+	}
+	if (vbd_read_frontend_path(v) < 0) {
+		vbd_fail(v, "the backend's frontend node is missing or "
+			    "malformed");
+		return;
+	}
+	fe_state = vbd_frontend_state(v);
+
+	/* The toolstack unplugs: Closing with online=0 (DESIGN.md, 6). */
+	if (be_state == XenbusStateClosing && !vbd_online(v) &&
+	    fe_state != XenbusStateInitialised &&
+	    fe_state != XenbusStateConnected) {
+		vbd_closed(v, be_state);
+		return;
+	}
+	if (v->failed)
+		return;
+
+	switch (fe_state) {
+	case XenbusStateInitialising:
+	case XenbusStateInitWait:
+		/* A new frontend, or one that restarted: offer the disk. */
+		vbd_disconnect(v);
+		if (be_state == XenbusStateInitialising ||
+		    be_state == XenbusStateClosed)
+			vbd_init_wait(v);
+		break;
+	case XenbusStateInitialised:
+	case XenbusStateConnected:
+		if (be_state == XenbusStateInitialising)
+			vbd_init_wait(v);
+		else if (be_state == XenbusStateInitWait ||
+			 be_state == XenbusStateConnected) {
+			/* Connected from an earlier run: resume it. */
+			if (!v->image_open && vbd_open_image(v) < 0)
+				return;
+			vbd_connect(v);
+		}
+		break;
+	case XenbusStateClosing:
+		vbd_disconnect(v);
+		vbd_switch(v, be_state, XenbusStateClosing);
+		break;
+	case XenbusStateUnknown:
+		/* No frontend yet: still offer the disk. */
+		if (be_state == XenbusStateInitialising) {
+			vbd_init_wait(v);
+			break;
+		}
+		vbd_closed(v, be_state);
+		break;
+	default:
+		vbd_closed(v, be_state);
+		break;
+	}
+}
+
+/* ---- watch events ---- */
+
+static int parse_id(const char *s, const char **end, uint32_t *out)
+{
+	char *e;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &e, 10);
+	if (errno || v > UINT32_MAX || (*e && *e != '/'))
+		return -EINVAL;
+	*out = (uint32_t)v;
+	*end = e;
+	return 0;
+}
+
+/* A device directory exists when its state node does. */
+static void vbd_device_seen(struct daemon *d, uint32_t domid, uint32_t devid)
+{
+	struct vbd *v = vbd_find(d, domid, devid);
+
+	if (!v) {
+		char be[VBD_PATH_MAX];
+
+		snprintf(be, sizeof(be), "%s/%" PRIu32 "/%" PRIu32, d->be_root,
+			 domid, devid);
+		if (xenbus_read_state(d->xs, be) == XenbusStateUnknown)
+			return;
+		v = vbd_new(d, domid, devid);
+		if (!v) {
+			log_err("vbd %" PRIu32 "/%" PRIu32
+				": out of memory, device ignored",
+				domid, devid);
+			return;
+		}
+		/* A device left behind by a domain that died meanwhile. */
+		v->domain_gone = !xs_is_domain_introduced(d->xs, domid);
+		log_debug("%s: new device", v->name);
+	}
+	vbd_reconcile(v);
+}
+
+static char **list_dir(struct daemon *d, const char *path, unsigned int *n)
+{
+	char **names = xs_directory(d->xs, XBT_NULL, path, n);
+
+	if (!names)
+		*n = 0;
+	return names;
+}
+
+/* Look at every device directory, and at every device we know. */
+static void vbd_rescan(struct daemon *d)
+{
+	unsigned int nd, nv;
+	char **doms = list_dir(d, d->be_root, &nd);
+	struct vbd *v, *next;
+
+	for (unsigned int i = 0; i < nd; i++) {
+		char path[VBD_PATH_MAX];
+		const char *end;
+		uint32_t domid, devid;
+		char **devs;
+
+		if (parse_id(doms[i], &end, &domid) || *end)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d->be_root, doms[i]);
+		devs = list_dir(d, path, &nv);
+		for (unsigned int j = 0; j < nv; j++)
+			if (!parse_id(devs[j], &end, &devid) && !*end)
+				vbd_device_seen(d, domid, devid);
+		free(devs);
+	}
+	free(doms);
+	for (v = d->vbds; v; v = next) {
+		next = v->next;
+		if (xenbus_read_state(d->xs, v->be) == XenbusStateUnknown)
+			vbd_forget(v);
+	}
+}
+
+void vbd_backend_changed(struct daemon *d, const char *path)
+{
+	size_t n = strlen(d->be_root);
+	const char *p = path + n, *end;
+	uint32_t domid, devid;
+
+	if (strncmp(path, d->be_root, n) != 0)
+		return;
+	if (p[0] == '/' && parse_id(p + 1, &end, &domid) == 0 &&
+	    end[0] == '/' && parse_id(end + 1, &end, &devid) == 0) {
+		vbd_device_seen(d, domid, devid);
+		return;
+	}
+	/* The root or a whole domain's directory changed. */
+	vbd_rescan(d);
+}
+
+void vbd_frontend_changed(struct daemon *d, const char *path)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next) {
+		if (strcmp(v->fe_state, path) == 0) {
+			vbd_reconcile(v);
+			return;
+		}
+	}
+}
+
+void vbd_domains_released(struct daemon *d)
+{
+	struct vbd *v, *next;
+
+	for (v = d->vbds; v; v = next) {
+		next = v->next;
+		if (v->domain_gone || xs_is_domain_introduced(d->xs, v->fe_domid))
+			continue;
+		log_info("%s: domain %" PRIu32 " is gone", v->name,
+			 v->fe_domid);
+		v->domain_gone = true;
+		vbd_reconcile(v);
+	}
+}
+
+void vbd_ring_broken(struct daemon *d, uint64_t cookie)
+{
+	struct vbd *v = vbd_by_cookie(d, cookie);
+
+	if (v)
+		vbd_fail(v, "the guest broke the ring protocol (request "
+			    "indexes out of range); ring disconnected");
+}
+
+void vbd_release_all(struct daemon *d)
+{
+	while (d->vbds) {
+		struct vbd *v = d->vbds;
+
+		vbd_disconnect(v);
+		vbd_unwatch_frontend(v);
+		if (v->image_open)
+			blk_image_close(&v->image);
+		d->vbds = v->next;
+		free(v);
+	}
+	d->nr_vbds = 0;
+}

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Worker threads and their command queue.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "blkbackd/log.h"
+#include "blkbackd/worker.h"
+
+enum cmd_type {
+	CMD_CONNECT,
+	CMD_DISCONNECT,
+	CMD_STOP,
+};
+
+struct cmd {
+	enum cmd_type type;
+	const struct blk_conn_params *params;
+	uint64_t cookie;
+	int result;
+	bool done;
+	struct cmd *next;
+};
+
+/* A ring this worker serves, found again by its cookie. */
+struct ring_slot {
+	uint64_t cookie;
+	struct blk_conn *conn;
+	struct cmd *closing; /* the disconnect waiting for conn_closed() */
+	struct ring_slot *next;
+};
+
+struct worker {
+	unsigned int index;
+	pthread_t thread;
+	int cmd_fd; /* eventfd: commands queued */
+	int broken_fd;
+
+	pthread_mutex_t lock; /* protects queue and cmd->done */
+	pthread_cond_t cond;
+	struct cmd *queue;
+
+	/* Owned by the worker thread. */
+	struct blk_engine *engine;
+	struct ring_slot *rings;
+	bool stopping;
+
+	unsigned int nr_rings; /* main thread's count */
+};
+
+static const uint64_t CMD_TAG = 1;
+
+static void cmd_complete(struct worker *w, struct cmd *c, int result)
+{
+	pthread_mutex_lock(&w->lock);
+	c->result = result;
+	c->done = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Queue @c and wait until the worker thread completes it. */
+static int cmd_run(struct worker *w, struct cmd *c)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->lock);
+	c->next = w->queue;
+	w->queue = c;
+	pthread_mutex_unlock(&w->lock);
+	if (write(w->cmd_fd, &one, sizeof(one)) != sizeof(one))
+		return -errno;
+	pthread_mutex_lock(&w->lock);
+	while (!c->done)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+	return c->result;
+}
+
+static struct ring_slot **find_slot(struct worker *w, uint64_t cookie)
+{
+	struct ring_slot **pp;
+
+	for (pp = &w->rings; *pp; pp = &(*pp)->next)
+		if ((*pp)->cookie == cookie)
+			return pp;
+	return NULL;
+}
+
+static void do_connect(struct worker *w, struct cmd *c)
+{
+	struct ring_slot *slot = calloc(1, sizeof(*slot));
+	int ret;
+
+	if (!slot) {
+		cmd_complete(w, c, -ENOMEM);
+		return;
+	}
+	ret = blk_engine_connect(w->engine, c->params, &slot->conn);
+	if (ret < 0) {
+		free(slot);
+		cmd_complete(w, c, ret);
+		return;
+	}
+	slot->cookie = (uint64_t)(uintptr_t)c->params->owner;
+	slot->next = w->rings;
+	w->rings = slot;
+	cmd_complete(w, c, 0);
+}
+
+static void do_disconnect(struct worker *w, struct cmd *c)
+{
+	struct ring_slot **pp = find_slot(w, c->cookie);
+
+	if (!pp) {
+		cmd_complete(w, c, -ENOENT);
+		return;
+	}
+	(*pp)->closing = c;
+	/* conn_closed() completes the command, now or after draining. */
+	blk_engine_disconnect(w->engine, (*pp)->conn);
+}
+
+static struct cmd *take_queue(struct worker *w)
+{
+	struct cmd *list, *rev = NULL;
+
+	pthread_mutex_lock(&w->lock);
+	list = w->queue;
+	w->queue = NULL;
+	pthread_mutex_unlock(&w->lock);
+	/* Oldest first. */
+	while (list) {
+		struct cmd *next = list->next;
+
+		list->next = rev;
+		rev = list;
+		list = next;
+	}
+	return rev;
+}
+
+static void on_fd_ready(void *arg, uint64_t tag)
+{
+	struct worker *w = arg;
+	struct cmd *c, *next;
+	uint64_t count;
+
+	if (read(w->cmd_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_err("worker %u: reading its command queue: %m", w->index);
+	for (c = take_queue(w); c; c = next) {
+		next = c->next;
+		switch (c->type) {
+		case CMD_CONNECT:
+			do_connect(w, c);
+			break;
+		case CMD_DISCONNECT:
+			do_disconnect(w, c);
+			break;
+		case CMD_STOP:
+			w->stopping = true;
+			cmd_complete(w, c, 0);
+			break;
+		}
+	}
+	if (!w->stopping && blk_engine_watch_fd(w->engine, w->cmd_fd, tag))
+		log_err("worker %u: cannot watch its command queue", w->index);
+}
+
+static void on_conn_broken(void *arg, void *owner, int err)
+{
+	struct worker *w = arg;
+	uint64_t cookie = (uint64_t)(uintptr_t)owner;
+
+	if (write(w->broken_fd, &cookie, sizeof(cookie)) != sizeof(cookie))
+		log_err("worker %u: cannot report a broken ring: %m",
+			w->index);
+}
+
+static void on_conn_closed(void *arg, void *owner)
+{
+	struct worker *w = arg;
+	struct ring_slot **pp = find_slot(w, (uint64_t)(uintptr_t)owner);
+	struct ring_slot *slot;
+
+	if (!pp)
+		return;
+	slot = *pp;
+	*pp = slot->next;
+	if (slot->closing)
+		cmd_complete(w, slot->closing, 0);
+	free(slot);
+}
+
+static const struct blk_engine_ops worker_engine_ops = {
+	.fd_ready = on_fd_ready,
+	.conn_broken = on_conn_broken,
+	.conn_closed = on_conn_closed,
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int ret;
+
+	while (!w->stopping) {
+		ret = blk_engine_run(w->engine);
+		if (ret < 0) {
+			log_err("worker %u: io_uring wait failed: %s", w->index,
+				strerror(-ret));
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The engine is created on the worker thread itself: its io_uring is
+ * single-issuer, owned by the thread that submits.
+ */
+struct start_ctx {
+	struct worker *w;
+	int result;
+	bool done;
+};
+
+static void *worker_boot(void *arg)
+{
+	struct start_ctx *ctx = arg;
+	struct worker *w = ctx->w;
+	int ret;
+
+	ret = blk_engine_create(&w->engine, &worker_engine_ops, w);
+	if (ret == 0)
+		ret = blk_engine_watch_fd(w->engine, w->cmd_fd, CMD_TAG);
+	pthread_mutex_lock(&w->lock);
+	ctx->result = ret;
+	ctx->done = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	if (ret < 0)
+		return NULL;
+	return worker_main(w);
+}
+
+int worker_start(struct worker **out, unsigned int index, int broken_fd)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	struct start_ctx ctx = { .w = w };
+	int ret;
+
+	if (!w)
+		return -ENOMEM;
+	w->index = index;
+	w->broken_fd = broken_fd;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->cmd_fd < 0) {
+		ret = -errno;
+		free(w);
+		return ret;
+	}
+	ret = -pthread_create(&w->thread, NULL, worker_boot, &ctx);
+	if (ret == 0) {
+		pthread_mutex_lock(&w->lock);
+		while (!ctx.done)
+			pthread_cond_wait(&w->cond, &w->lock);
+		pthread_mutex_unlock(&w->lock);
+		ret = ctx.result;
+		if (ret < 0)
+			pthread_join(w->thread, NULL);
+	}
+	if (ret < 0) {
+		blk_engine_destroy(w->engine);
+		close(w->cmd_fd);
+		free(w);
+		return ret;
+	}
+	*out = w;
+	return 0;
+}
+
+void worker_stop(struct worker *w)
+{
+	struct cmd c = { .type = CMD_STOP };
+
+	cmd_run(w, &c);
+	pthread_join(w->thread, NULL);
+	blk_engine_destroy(w->engine);
+	close(w->cmd_fd);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+int worker_connect(struct worker *w, const struct blk_conn_params *p)
+{
+	struct cmd c = { .type = CMD_CONNECT, .params = p };
+	int ret = cmd_run(w, &c);
+
+	if (ret == 0)
+		w->nr_rings++;
+	return ret;
+}
+
+void worker_disconnect(struct worker *w, uint64_t cookie)
+{
+	struct cmd c = { .type = CMD_DISCONNECT, .cookie = cookie };
+
+	if (cmd_run(w, &c) == 0)
+		w->nr_rings--;
+}
+
+unsigned int worker_nr_rings(const struct worker *w)
+{
+	return w->nr_rings;
+}
+
+unsigned int worker_index(const struct worker *w)
+{
+	return w->index;
+}

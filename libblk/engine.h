@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The I/O engine: one io_uring, one grant-table handle and one
+ * event-channel handle serving any number of connected rings.
+ *
+ * An engine belongs to one thread, which creates it and runs it; nothing
+ * in it is locked. Each pass of blk_engine_run() consumes every request
+ * available on the notified rings, grant-copies the data of all of them in
+ * one call, submits all their I/O in one io_uring submit, and pushes each
+ * ring's responses once.
+ */
+#ifndef LIBBLK_ENGINE_H
+#define LIBBLK_ENGINE_H
+
+#include <stdint.h>
+
+#include "libblk/blkif_abi.h"
+#include "libblk/request.h"
+
+struct blk_engine;
+struct blk_conn;
+
+struct blk_conn_params {
+	uint32_t domid;	      /* the frontend's domain */
+	uint32_t ring_ref;    /* grant of the shared ring page */
+	uint32_t remote_port; /* the frontend's event channel */
+	enum blkif_abi abi;
+	int image_fd;
+	struct blk_limits limits;
+	void *owner; /* handed back to the callbacks */
+};
+
+struct blk_engine_ops {
+	/* A file descriptor registered with blk_engine_watch_fd() is ready. */
+	void (*fd_ready)(void *arg, uint64_t tag);
+	/*
+	 * The guest broke the ring protocol; the connection takes no more
+	 * requests. The owner should disconnect it.
+	 */
+	void (*conn_broken)(void *arg, void *owner, int err);
+	/*
+	 * A disconnect finished: in-flight I/O was answered, the ring is
+	 * unmapped and the event channel unbound. The connection is gone.
+	 */
+	void (*conn_closed)(void *arg, void *owner);
+};
+
+int blk_engine_create(struct blk_engine **out, const struct blk_engine_ops *ops,
+		      void *arg);
+/* All connections must be closed first. */
+void blk_engine_destroy(struct blk_engine *e);
+
+/* Call fd_ready(tag) once when @fd becomes readable. */
+int blk_engine_watch_fd(struct blk_engine *e, int fd, uint64_t tag);
+
+/*
+ * Map the ring, bind the event channel and start serving. Returns 0 or
+ * -errno (for instance -EINVAL for a ring grant the guest does not offer).
+ */
+int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
+		       struct blk_conn **out);
+
+/*
+ * Stop taking requests on @c; conn_closed() follows once its in-flight I/O
+ * has been answered (possibly from within this call).
+ */
+void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c);
+
+/* Number of live connections. */
+unsigned int blk_engine_nr_conns(const struct blk_engine *e);
+
+/* Wait for work and do one pass. Returns 0 or -errno. */
+int blk_engine_run(struct blk_engine *e);
+
+#endif /* LIBBLK_ENGINE_H */

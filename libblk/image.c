@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Opening and sizing backing images.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libblk/image.h"
+
+#define SECTOR_SHIFT 9
+
+static int open_image_fd(const char *path, bool readonly,
+			 enum blk_cache_mode cache, bool *direct)
+{
+	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY;
+	int fd;
+
+	*direct = false;
+	if (cache == BLK_CACHE_NONE) {
+		fd = open(path, flags | O_DIRECT);
+		if (fd >= 0) {
+			*direct = true;
+			return fd;
+		}
+		/* tmpfs and some FUSE filesystems refuse O_DIRECT. */
+		if (errno != EINVAL)
+			return -errno;
+	}
+	fd = open(path, flags);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Whole-file OFD lock: never inherited by forks, released on close. */
+static int lock_image(int fd, bool readonly)
+{
+	struct flock fl = {
+		.l_type = readonly ? F_RDLCK : F_WRLCK,
+		.l_whence = SEEK_SET,
+	};
+
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+}
+
+static int size_blockdev(struct blk_image *img)
+{
+	uint64_t bytes;
+	int lbs, pbs;
+
+	if (ioctl(img->fd, BLKGETSIZE64, &bytes) < 0 ||
+	    ioctl(img->fd, BLKSSZGET, &lbs) < 0)
+		return -errno;
+	if (ioctl(img->fd, BLKPBSZGET, &pbs) < 0)
+		pbs = lbs;
+	img->sectors = bytes >> SECTOR_SHIFT;
+	img->logical_block = (uint32_t)lbs;
+	img->physical_block = (uint32_t)pbs;
+	return 0;
+}
+
+static void size_file(struct blk_image *img, const struct stat *st)
+{
+	img->sectors = (uint64_t)st->st_size >> SECTOR_SHIFT;
+	img->tail_ignored = (st->st_size & ((1 << SECTOR_SHIFT) - 1)) != 0;
+	img->logical_block = 1u << SECTOR_SHIFT;
+	/*
+	 * The filesystem block is the unit below which a write costs a
+	 * read-modify-write; report it, bounded to one page.
+	 */
+	img->physical_block = st->st_blksize >= 512 && st->st_blksize <= 4096
+				      ? (uint32_t)st->st_blksize
+				      : 512;
+}
+
+int blk_image_refresh_size(struct blk_image *img)
+{
+	struct stat st;
+
+	if (fstat(img->fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return size_blockdev(img);
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	size_file(img, &st);
+	return 0;
+}
+
+int blk_image_open(struct blk_image *img, const char *path, bool readonly,
+		   enum blk_cache_mode cache)
+{
+	struct stat st;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	img->fd = -1;
+	img->readonly = readonly;
+
+	/* Refuse FIFOs and directories before open() can block on them. */
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return -EINVAL;
+
+	ret = open_image_fd(path, readonly, cache, &img->direct);
+	if (ret < 0)
+		return ret;
+	img->fd = ret;
+	img->blockdev = S_ISBLK(st.st_mode);
+
+	ret = lock_image(img->fd, readonly);
+	if (ret == 0)
+		ret = blk_image_refresh_size(img);
+	if (ret < 0) {
+		blk_image_close(img);
+		return ret;
+	}
+	return 0;
+}
+
+void blk_image_close(struct blk_image *img)
+{
+	if (img->fd >= 0)
+		close(img->fd);
+	img->fd = -1;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backing image of a virtual block device: a regular file or a block
+ * device.
+ */
+#ifndef LIBBLK_IMAGE_H
+#define LIBBLK_IMAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum blk_cache_mode {
+	BLK_CACHE_NONE,	     /* O_DIRECT: no host page cache */
+	BLK_CACHE_WRITEBACK, /* buffered through the host page cache */
+};
+
+struct blk_image {
+	int fd;
+	uint64_t sectors;	/* 512-byte sectors exposed to the guest */
+	uint32_t logical_block;	/* smallest I/O unit the image accepts */
+	uint32_t physical_block; /* the unit that avoids read-modify-write */
+	bool readonly;
+	bool direct;		/* opened with O_DIRECT */
+	bool blockdev;
+	bool tail_ignored;	/* file size was not a multiple of 512 */
+};
+
+/*
+ * Open @path for a guest. With BLK_CACHE_NONE the image is opened O_DIRECT
+ * when the filesystem supports it; img->direct says whether it was. The
+ * image is locked (shared for read-only, exclusive otherwise) against other
+ * users that honour open file description locks, so two writable devices
+ * cannot share one image. Returns 0 or -errno: -EBUSY when the lock is
+ * held elsewhere, -EINVAL for something that is neither a regular file nor
+ * a block device.
+ */
+int blk_image_open(struct blk_image *img, const char *path, bool readonly,
+		   enum blk_cache_mode cache);
+
+/* Re-read the size, for an image that may have grown. */
+int blk_image_refresh_size(struct blk_image *img);
+
+void blk_image_close(struct blk_image *img);
+
+#endif /* LIBBLK_IMAGE_H */
