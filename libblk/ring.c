@@ -88,10 +88,13 @@ int blk_ring_next_request(struct blk_ring *ring, struct blk_request *req)
 	RING_IDX *cons = req_cons(ring);
 
 	if (*cons == ring->req_prod) {
-		ring->req_prod = read_req_prod(ring);
-		if (ring->req_prod - *cons > blk_ring_size(ring))
+		RING_IDX prod = read_req_prod(ring);
+
+		/* More than a ring's worth of new requests is a lie. */
+		if (prod - *cons > blk_ring_size(ring))
 			return -EPROTO;
-		if (*cons == ring->req_prod)
+		ring->req_prod = prod;
+		if (*cons == prod)
 			return 0;
 	}
 	if (cons_overflow(ring, *cons))

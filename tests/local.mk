@@ -1,1 +1,8 @@
-# tests: see top-level Makefile.am
+# Unit tests of libblk's pure logic.
+TESTS += tests/test-request tests/test-ring
+check_PROGRAMS += tests/test-request tests/test-ring
+EXTRA_DIST += tests/check.h
+tests_test_request_SOURCES = tests/test-request.c tests/check.h
+tests_test_request_LDADD = libblk/libblk.la
+tests_test_ring_SOURCES = tests/test-ring.c tests/check.h
+tests_test_ring_LDADD = libblk/libblk.la

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The smallest test harness that says what failed and where.
+ */
+#ifndef TESTS_CHECK_H
+#define TESTS_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int check_failures;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__,     \
+				__LINE__, #cond);                          \
+			check_failures++;                                  \
+		}                                                          \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                     \
+	do {                                                               \
+		long long _a = (long long)(a), _b = (long long)(b);        \
+		if (_a != _b) {                                            \
+			fprintf(stderr, "%s:%d: FAIL: %s == %s (%lld != %lld)\n", \
+				__FILE__, __LINE__, #a, #b, _a, _b);       \
+			check_failures++;                                  \
+		}                                                          \
+	} while (0)
+
+static inline int check_done(const char *name)
+{
+	if (check_failures) {
+		fprintf(stderr, "%s: %d check(s) failed\n", name,
+			check_failures);
+		return EXIT_FAILURE;
+	}
+	printf("%s: all checks passed\n", name);
+	return EXIT_SUCCESS;
+}
+
+#endif /* TESTS_CHECK_H */
