@@ -6,3 +6,7 @@ tests_test_request_SOURCES = tests/test-request.c tests/check.h
 tests_test_request_LDADD = libblk/libblk.la
 tests_test_ring_SOURCES = tests/test-ring.c tests/check.h
 tests_test_ring_LDADD = libblk/libblk.la
+
+# The daemon's refusals, without a hypervisor.
+TESTS += tests/daemon-refuses.sh
+EXTRA_DIST += tests/daemon-refuses.sh
