@@ -1,1 +1,100 @@
-# see top-level Makefile.am
+# xensim, hypervisor side: the simulated host's shared state (libxensim),
+# the fake libxengnttab.so.1/libxenevtchn.so.1 the backend loads through
+# LD_LIBRARY_PATH, the xenstored shim, xensim-host and xensim-stat.
+# The fakes and the shim go to $(xensimlibdir), off the library path.
+
+xensimlibdir = $(pkglibdir)/xensim
+
+# The simulated host itself (xensim.h), linked into everything below and
+# into the simulated guests and toolstack.
+noinst_LTLIBRARIES += tools/xensim/libxensim.la
+tools_xensim_libxensim_la_SOURCES = \
+	tools/xensim/xensim.h \
+	tools/xensim/sim-internal.h \
+	tools/xensim/sim-state.c \
+	tools/xensim/sim-grant.c \
+	tools/xensim/sim-evtchn.c \
+	tools/xensim/sim-domain.c \
+	tools/xensim/sim-guest.c
+tools_xensim_libxensim_la_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
+
+xensimlib_LTLIBRARIES = \
+	tools/xensim/libxengnttab.la \
+	tools/xensim/libxenevtchn.la \
+	tools/xensim/xsdshim.la
+
+# Same SONAMEs as the real libraries (libtool: current - age = 1).
+XENSIM_FAKE_LDFLAGS = -version-info 1:2:0 -no-undefined
+
+tools_xensim_libxengnttab_la_SOURCES = tools/xensim/fake-gnttab.c
+tools_xensim_libxengnttab_la_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
+tools_xensim_libxengnttab_la_LIBADD = tools/xensim/libxensim.la
+tools_xensim_libxengnttab_la_LDFLAGS = $(XENSIM_FAKE_LDFLAGS) \
+	-Wl,--version-script=$(srcdir)/tools/xensim/fake-gnttab.map
+EXTRA_tools_xensim_libxengnttab_la_DEPENDENCIES = \
+	$(srcdir)/tools/xensim/fake-gnttab.map
+
+tools_xensim_libxenevtchn_la_SOURCES = tools/xensim/fake-evtchn.c
+tools_xensim_libxenevtchn_la_CFLAGS = $(AM_CFLAGS) $(XENEVTCHN_CFLAGS)
+tools_xensim_libxenevtchn_la_LIBADD = tools/xensim/libxensim.la
+tools_xensim_libxenevtchn_la_LDFLAGS = $(XENSIM_FAKE_LDFLAGS) \
+	-Wl,--version-script=$(srcdir)/tools/xensim/fake-evtchn.map
+EXTRA_tools_xensim_libxenevtchn_la_DEPENDENCIES = \
+	$(srcdir)/tools/xensim/fake-evtchn.map
+
+tools_xensim_xsdshim_la_SOURCES = tools/xensim/xsdshim.c
+tools_xensim_xsdshim_la_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS) \
+	$(XENEVTCHN_CFLAGS)
+tools_xensim_xsdshim_la_LIBADD = tools/xensim/libxensim.la
+tools_xensim_xsdshim_la_LDFLAGS = -module -avoid-version -shared \
+	-no-undefined -Wl,--version-script=$(srcdir)/tools/xensim/xsdshim.map
+EXTRA_tools_xensim_xsdshim_la_DEPENDENCIES = \
+	$(srcdir)/tools/xensim/xsdshim.map
+
+pkglibexec_PROGRAMS += tools/xensim/xensim-stat
+tools_xensim_xensim_stat_SOURCES = tools/xensim/xensim-stat.c
+tools_xensim_xensim_stat_LDADD = tools/xensim/libxensim.la
+
+pkglibexec_SCRIPTS = tools/xensim/xensim-host
+tools/xensim/xensim-host: $(srcdir)/tools/xensim/xensim-host.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) tools/xensim && \
+	sed -e 's|@XENSTORED[@]|$(XENSTORED)|g' \
+	    -e 's|@xensimlibdir[@]|$(xensimlibdir)|g' \
+	    -e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
+	    $(srcdir)/tools/xensim/xensim-host.in >$@.tmp && \
+	chmod +x $@.tmp && mv $@.tmp $@
+CLEANFILES += tools/xensim/xensim-host
+
+EXTRA_DIST += \
+	tools/xensim/xensim-host.in \
+	tools/xensim/fake-gnttab.map \
+	tools/xensim/fake-evtchn.map \
+	tools/xensim/xsdshim.map
+
+# Unit tests: the backend side through the fake libraries, the guest side
+# through libxensim.
+check_PROGRAMS += tests/xensim-grant tests/xensim-evtchn \
+	tests/xensim-xsintro tests/xensim-reallink
+TESTS += tests/xensim-grant tests/xensim-evtchn tests/xensim-host.sh
+EXTRA_DIST += tests/xensim-host.sh
+
+tests_xensim_grant_SOURCES = tests/xensim-grant.c tests/xensim-check.h
+tests_xensim_grant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
+tests_xensim_grant_LDADD = tools/xensim/libxengnttab.la \
+	tools/xensim/libxensim.la
+
+tests_xensim_evtchn_SOURCES = tests/xensim-evtchn.c tests/xensim-check.h
+tests_xensim_evtchn_CFLAGS = $(AM_CFLAGS) $(XENEVTCHN_CFLAGS)
+tests_xensim_evtchn_LDADD = tools/xensim/libxenevtchn.la \
+	tools/xensim/libxensim.la
+
+# Talks to xenstored under the shim; run by xensim-host.sh.
+tests_xensim_xsintro_SOURCES = tests/xensim-xsintro.c tests/xensim-check.h
+tests_xensim_xsintro_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+tests_xensim_xsintro_LDADD = tools/xensim/libxensim.la $(XENSTORE_LIBS)
+
+# Linked against the REAL libraries, run with the fakes in their place.
+tests_xensim_reallink_SOURCES = tests/xensim-reallink.c
+tests_xensim_reallink_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS) \
+	$(XENEVTCHN_CFLAGS)
+tests_xensim_reallink_LDADD = $(XENGNTTAB_LIBS) $(XENEVTCHN_LIBS)

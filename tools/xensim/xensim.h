@@ -36,14 +36,29 @@ const char *xensim_dir(void);
 int xensim_domain_create(const char *dir, uint32_t domid, uint32_t nr_pages);
 
 /*
+ * Host: make @dir a simulated host (creating it if needed) with dom0, the
+ * backend's domain, which has an event-channel table but no guest memory.
+ * Idempotent; xensim-host start calls it. A domain must be created before
+ * the toolstack introduces it to xenstored: xenstored's view of which
+ * domains exist (xc_domain_getinfo in the shim) comes from @dir.
+ */
+int xensim_host_init(const char *dir);
+
+/*
  * Toolstack: the domain dies. Grant copies and new mappings of its grants
  * fail from now on (GNTST_bad_domain), its event channels are closed, and
  * its state is kept, as Xen keeps a dying domain, until the last mapping of
- * its memory is unmapped; then its files are removed.
+ * its memory is unmapped; then its files are removed. It also raises
+ * VIRQ_DOM_EXC towards this host's xenstored, which then releases the
+ * domain if it was introduced and fires @releaseDomain, as on Xen.
  */
 int xensim_domain_destroy(const char *dir, uint32_t domid);
 
-/* Guest: attach to the domain's memory, grant table and event channels. */
+/*
+ * Guest: attach to the domain's memory, grant table and event channels.
+ * Use a handle from one thread at a time. Closing it closes the event
+ * channels it allocated; grants stay, as they belong to the domain.
+ */
 int xensim_domain_open(const char *dir, uint32_t domid,
 		       struct xensim_domain **out);
 void xensim_domain_close(struct xensim_domain *d);
@@ -78,11 +93,21 @@ int xensim_evtchn_unmask(struct xensim_domain *d, uint32_t port);
 /* Guest: send an event to the other end of @port. */
 int xensim_evtchn_notify(struct xensim_domain *d, uint32_t port);
 int xensim_evtchn_close(struct xensim_domain *d, uint32_t port);
+/*
+ * Guest: 1 while @port is connected to a peer, 0 while it is unbound (not
+ * yet bound, or the peer closed its end or died), -EINVAL for a port this
+ * domain does not have.
+ */
+int xensim_evtchn_is_connected(struct xensim_domain *d, uint32_t port);
 
 /*
- * Inspection, for tests and the toolstack: how many of @domid's grants are
- * mapped by other domains right now, and how many other-domain ports are
- * bound to @domid's ports. Valid for a dying domain too.
+ * Inspection, for tests and the toolstack: how many mappings of @domid's
+ * grants other domains hold right now (a grant mapped twice counts twice),
+ * and how many ports other domains hold towards @domid (bound to its ports,
+ * or left unbound after @domid closed its end or died: the peer still has
+ * to unbind them). Valid for a dying domain, and after its files are gone
+ * (then mapped_grants is 0 and dying is true); -ENOENT for a domain that
+ * never existed.
  */
 struct xensim_domain_stats {
 	uint32_t mapped_grants;

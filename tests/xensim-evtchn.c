@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xensim event channels: a guest (xensim.h) and a backend (the fake
+ * libxenevtchn) bind, notify both ways, and the backend's fd polls
+ * readable exactly while a port is pending; no event is lost between
+ * pending() and unmask(); closing either end is seen by the other; the
+ * leak counter drops to zero.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xenevtchn.h>
+
+#include "tests/xensim-check.h"
+#include "tools/xensim/xensim.h"
+
+#define GUEST 5u
+
+static char dir[256];
+
+static void remove_dir(void)
+{
+	char cmd[300];
+
+	if (dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+}
+
+static bool readable(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
+}
+
+static uint32_t bound_ports(uint32_t domid)
+{
+	struct xensim_domain_stats st;
+
+	CHECK_EQ(xensim_domain_stats(dir, domid, &st), 0);
+	return st.bound_ports;
+}
+
+/* Xen marks a freshly bound local port pending: take that event. */
+static int bind_and_settle(xenevtchn_handle *h, uint32_t domid, int rport)
+{
+	int port = xenevtchn_bind_interdomain(h, domid, rport);
+
+	CHECK(port > 0);
+	CHECK(readable(xenevtchn_fd(h), 0));
+	CHECK_EQ(xenevtchn_pending(h), port);
+	CHECK_EQ(xenevtchn_unmask(h, port), 0);
+	CHECK(!readable(xenevtchn_fd(h), 0));
+	return port;
+}
+
+static void test_bind_rules(xenevtchn_handle *h, struct xensim_domain *g)
+{
+	int for_other = xensim_evtchn_alloc_unbound(g, 7);
+	int gport = xensim_evtchn_alloc_unbound(g, 0);
+	int port;
+
+	CHECK(for_other > 0 && gport > 0);
+	errno = 0;
+	CHECK_EQ(xenevtchn_bind_interdomain(h, GUEST, for_other), -1);
+	CHECK_EQ(errno, EINVAL);
+	CHECK_EQ(xenevtchn_bind_interdomain(h, GUEST, 900), -1);
+	CHECK_EQ(xenevtchn_bind_interdomain(h, 42, gport), -1);
+	port = bind_and_settle(h, GUEST, gport);
+	CHECK_EQ(xensim_evtchn_is_connected(g, gport), 1);
+	CHECK_EQ(xenevtchn_bind_interdomain(h, GUEST, gport), -1);
+	CHECK_EQ(bound_ports(GUEST), 1);
+	CHECK_EQ(xenevtchn_unbind(h, port), 0);
+	CHECK_EQ(xenevtchn_unbind(h, port), -1);
+	CHECK_EQ(bound_ports(GUEST), 0);
+	/* The guest's end is left unbound, and can be bound again. */
+	CHECK_EQ(xensim_evtchn_is_connected(g, gport), 0);
+	port = bind_and_settle(h, GUEST, gport);
+	CHECK_EQ(xenevtchn_unbind(h, port), 0);
+	CHECK_EQ(xensim_evtchn_close(g, gport), 0);
+	CHECK_EQ(xensim_evtchn_close(g, for_other), 0);
+}
+
+static void test_notify_both_ways(xenevtchn_handle *h, struct xensim_domain *g)
+{
+	int gport = xensim_evtchn_alloc_unbound(g, 0);
+	int fd = xenevtchn_fd(h), port = bind_and_settle(h, GUEST, gport);
+
+	CHECK_EQ(xensim_evtchn_notify(g, gport), 0);
+	CHECK(readable(fd, 0));
+	CHECK_EQ(xenevtchn_pending(h), port);
+	CHECK(!readable(fd, 0));
+	errno = 0;
+	CHECK_EQ(xenevtchn_pending(h), -1);
+	CHECK_EQ(errno, EAGAIN);
+
+	/* Notified while masked: nothing yet, delivered on unmask. */
+	CHECK_EQ(xensim_evtchn_notify(g, gport), 0);
+	CHECK_EQ(xensim_evtchn_notify(g, gport), 0);
+	CHECK(!readable(fd, 0));
+	CHECK_EQ(xenevtchn_unmask(h, port), 0);
+	CHECK(readable(fd, 0));
+	CHECK_EQ(xenevtchn_pending(h), port);
+	CHECK_EQ(xenevtchn_unmask(h, port), 0);
+	CHECK(!readable(fd, 0));
+
+	/* Backend to guest. */
+	CHECK(!readable(xensim_evtchn_fd(g), 0));
+	CHECK_EQ(xenevtchn_notify(h, port), 0);
+	CHECK(readable(xensim_evtchn_fd(g), 0));
+	CHECK_EQ(xensim_evtchn_pending(g), gport);
+	CHECK(!readable(xensim_evtchn_fd(g), 0));
+	CHECK_EQ(xensim_evtchn_pending(g), -EAGAIN);
+	CHECK_EQ(xensim_evtchn_unmask(g, gport), 0);
+
+	/* Only the handle that bound a port may use it. */
+	CHECK_EQ(xenevtchn_notify(h, gport == port ? port + 1 : gport), -1);
+
+	/* The guest closes: notifies are dropped, the backend still unbinds. */
+	CHECK_EQ(xensim_evtchn_close(g, gport), 0);
+	CHECK_EQ(xenevtchn_notify(h, port), 0);
+	CHECK(!readable(xensim_evtchn_fd(g), 0));
+	CHECK_EQ(bound_ports(GUEST), 1);
+	CHECK_EQ(xenevtchn_unbind(h, port), 0);
+	CHECK_EQ(bound_ports(GUEST), 0);
+}
+
+static void test_two_ports(xenevtchn_handle *h, struct xensim_domain *g)
+{
+	int ga = xensim_evtchn_alloc_unbound(g, 0);
+	int gb = xensim_evtchn_alloc_unbound(g, 0);
+	int fd = xenevtchn_fd(h), a, b, first, second;
+
+	a = bind_and_settle(h, GUEST, ga);
+	b = bind_and_settle(h, GUEST, gb);
+	CHECK_EQ(xensim_evtchn_notify(g, ga), 0);
+	CHECK_EQ(xensim_evtchn_notify(g, gb), 0);
+	first = xenevtchn_pending(h);
+	CHECK(readable(fd, 0)); /* the second is still to come */
+	second = xenevtchn_pending(h);
+	CHECK((first == a && second == b) || (first == b && second == a));
+	CHECK(!readable(fd, 0));
+	CHECK_EQ(xenevtchn_unmask(h, a), 0);
+	CHECK_EQ(xenevtchn_unmask(h, b), 0);
+	CHECK_EQ(bound_ports(GUEST), 2);
+	xensim_evtchn_close(g, ga);
+	xensim_evtchn_close(g, gb);
+	xenevtchn_unbind(h, a);
+	xenevtchn_unbind(h, b);
+}
+
+static void test_close_releases(struct xensim_domain *g)
+{
+	xenevtchn_handle *h2 = xenevtchn_open(NULL, 0);
+	int gport = xensim_evtchn_alloc_unbound(g, 0);
+
+	CHECK(h2 != NULL);
+	bind_and_settle(h2, GUEST, gport);
+	CHECK_EQ(bound_ports(GUEST), 1);
+	CHECK(xenevtchn_bind_virq(h2, 3) > 0);
+	CHECK_EQ(xenevtchn_close(h2), 0);
+	CHECK_EQ(bound_ports(GUEST), 0);
+	CHECK_EQ(xensim_evtchn_is_connected(g, gport), 0);
+	xensim_evtchn_close(g, gport);
+}
+
+/* The guest in another process wakes the backend's poll(). */
+static void test_cross_process(xenevtchn_handle *h)
+{
+	int to_parent[2], to_child[2], gport, port, status;
+	pid_t pid;
+	char c;
+
+	CHECK_EQ(pipe(to_parent), 0);
+	CHECK_EQ(pipe(to_child), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct xensim_domain *g2;
+
+		if (xensim_domain_open(dir, GUEST, &g2))
+			_exit(2);
+		gport = xensim_evtchn_alloc_unbound(g2, 0);
+		if (write(to_parent[1], &gport, sizeof(gport)) != sizeof(gport))
+			_exit(3);
+		if (read(to_child[0], &c, 1) != 1)
+			_exit(4);
+		if (xensim_evtchn_notify(g2, gport))
+			_exit(5);
+		if (!readable(xensim_evtchn_fd(g2), 5000) ||
+		    xensim_evtchn_pending(g2) != gport)
+			_exit(6);
+		xensim_domain_close(g2);
+		_exit(0);
+	}
+	CHECK_EQ(read(to_parent[0], &gport, sizeof(gport)), sizeof(gport));
+	port = bind_and_settle(h, GUEST, gport);
+	CHECK_EQ(write(to_child[1], "x", 1), 1);
+	CHECK(readable(xenevtchn_fd(h), 5000));
+	CHECK_EQ(xenevtchn_pending(h), port);
+	CHECK_EQ(xenevtchn_notify(h, port), 0);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	/* The child's handle closed its port: ours is left unbound. */
+	CHECK_EQ(bound_ports(GUEST), 1);
+	CHECK_EQ(xenevtchn_unbind(h, port), 0);
+	CHECK_EQ(bound_ports(GUEST), 0);
+	close(to_parent[0]);
+	close(to_parent[1]);
+	close(to_child[0]);
+	close(to_child[1]);
+}
+
+/* A backend that dies without closing: its ports go, as the kernel's. */
+static void test_crashed_backend(xenevtchn_handle *h, struct xensim_domain *g)
+{
+	int gport = xensim_evtchn_alloc_unbound(g, 0), status, port;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		xenevtchn_handle *h2 = xenevtchn_open(NULL, 0);
+
+		_exit(h2 && xenevtchn_bind_interdomain(h2, GUEST, gport) > 0
+			      ? 0
+			      : 1);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK_EQ(bound_ports(GUEST), 0);
+	port = bind_and_settle(h, GUEST, gport);
+	CHECK_EQ(bound_ports(GUEST), 1);
+	CHECK_EQ(xenevtchn_unbind(h, port), 0);
+	CHECK_EQ(xensim_evtchn_close(g, gport), 0);
+}
+
+static void test_domain_death(xenevtchn_handle *h, struct xensim_domain *g)
+{
+	struct xensim_domain_stats st;
+	int gport = xensim_evtchn_alloc_unbound(g, 0);
+	int port = bind_and_settle(h, GUEST, gport);
+
+	CHECK_EQ(xensim_domain_destroy(dir, GUEST), 0);
+	CHECK_EQ(xensim_evtchn_is_connected(g, gport), -EINVAL);
+	CHECK_EQ(xenevtchn_notify(h, port), 0);
+	CHECK_EQ(xensim_domain_stats(dir, GUEST, &st), 0);
+	CHECK(st.dying);
+	CHECK_EQ(st.bound_ports, 1); /* the backend has yet to unbind */
+	CHECK_EQ(xenevtchn_unbind(h, port), 0);
+	CHECK_EQ(bound_ports(GUEST), 0);
+	/* A dying domain takes no new bindings. */
+	CHECK_EQ(xenevtchn_bind_interdomain(h, GUEST, gport), -1);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct xensim_domain *g;
+	xenevtchn_handle *h;
+
+	snprintf(dir, sizeof(dir), "%s/xensim-evtchn.XXXXXX",
+		 tmp ? tmp : "/tmp");
+	CHECK(mkdtemp(dir) != NULL);
+	atexit(remove_dir);
+	unsetenv("XENSIM_DOMID");
+	unsetenv("XENSIM_DIR");
+	errno = 0;
+	CHECK(xenevtchn_open(NULL, 0) == NULL);
+	CHECK_EQ(errno, ENOENT);
+	setenv("XENSIM_DIR", dir, 1);
+
+	CHECK_EQ(xensim_host_init(dir), 0);
+	CHECK_EQ(xensim_domain_create(dir, GUEST, 4), 0);
+	CHECK_EQ(xensim_domain_open(dir, GUEST, &g), 0);
+	h = xenevtchn_open(NULL, 0);
+	CHECK(h != NULL);
+	CHECK(xenevtchn_fd(h) >= 0);
+	CHECK(!readable(xenevtchn_fd(h), 0));
+	CHECK_EQ(xenevtchn_restrict(h, 0), 0);
+
+	test_bind_rules(h, g);
+	test_notify_both_ways(h, g);
+	test_two_ports(h, g);
+	test_close_releases(g);
+	test_cross_process(h);
+	test_crashed_backend(h, g);
+	test_domain_death(h, g);
+
+	CHECK_EQ(xenevtchn_close(h), 0);
+	xensim_domain_close(g);
+	CHECK_EQ(bound_ports(0), 0);
+	printf("xensim event-channel tests passed\n");
+	return 0;
+}
