@@ -1,1 +1,40 @@
-# see top-level Makefile.am
+# xensim guest side: the simulated toolstack (xl), the simulated blkfront
+# with its workloads, and `xensim`, the one command that runs a whole
+# simulated host. Nothing here is installed: it exists for tests and demos.
+
+noinst_LTLIBRARIES += tools/xensim/libxensim-guest.la
+tools_xensim_libxensim_guest_la_SOURCES = \
+	tools/xensim/xenbus.c tools/xensim/xenbus.h \
+	tools/xensim/toolstack.c tools/xensim/toolstack.h \
+	tools/xensim/frontend.c tools/xensim/frontend.h \
+	tools/xensim/workload.c tools/xensim/workload-checks.c \
+	tools/xensim/workload.h
+tools_xensim_libxensim_guest_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+tools_xensim_libxensim_guest_la_LIBADD = \
+	tools/xensim/libxensim.la $(XENSTORE_LIBS)
+
+noinst_PROGRAMS += tools/xensim/xensim-toolstack tools/xensim/xensim-blkfront
+tools_xensim_xensim_toolstack_SOURCES = tools/xensim/xensim-toolstack.c
+tools_xensim_xensim_toolstack_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+tools_xensim_xensim_toolstack_LDADD = tools/xensim/libxensim-guest.la
+tools_xensim_xensim_blkfront_SOURCES = tools/xensim/xensim-blkfront.c
+tools_xensim_xensim_blkfront_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+tools_xensim_xensim_blkfront_LDADD = tools/xensim/libxensim-guest.la
+
+# The one command, with the build and source trees baked in.
+noinst_SCRIPTS = tools/xensim/xensim
+EXTRA_DIST += tools/xensim/xensim.in
+CLEANFILES += tools/xensim/xensim
+tools/xensim/xensim: $(srcdir)/tools/xensim/xensim.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	sed -e 's|@abs_top_builddir[@]|$(abs_top_builddir)|g' \
+	    -e 's|@abs_top_srcdir[@]|$(abs_top_srcdir)|g' \
+	    -e 's|@XENSTORED[@]|$(XENSTORED)|g' \
+		$(srcdir)/tools/xensim/xensim.in >$@.tmp && \
+	chmod +x $@.tmp && mv -f $@.tmp $@
+
+# `make demo`: four guests, verified I/O for a few seconds each, sparse
+# images in a temporary directory.
+demo: all
+	$(SHELL) tools/xensim/xensim run --guests 4 --size 256M --seconds 5
+.PHONY: demo

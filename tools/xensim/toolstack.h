@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulated toolstack: what libxl 4.17 does to create and destroy a
+ * domain and to plug and unplug a `vbd` disk whose backend is served by a
+ * userspace daemon (`script=blkbackd`). It writes the same xenstore keys,
+ * with the same permissions and in the same order, and waits with the same
+ * 10 s deadlines, so the daemon under test sees what it would see under xl.
+ */
+#ifndef XENSIM_TOOLSTACK_H
+#define XENSIM_TOOLSTACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xenstore.h>
+
+/* libxl's deadline for a backend to change state (LIBXL_DESTROY_TIMEOUT). */
+#define TOOLSTACK_STATE_TIMEOUT_MS 10000
+/* Where xl looks for hotplug scripts. */
+#define TOOLSTACK_DEFAULT_SCRIPT "/etc/xen/scripts/blkbackd"
+
+/*
+ * The device number Xen derives from a virtual device name: xvd[a-p][1-15]
+ * → (202 << 8) | disk << 4 | part, larger xvd names → 1 << 28 | disk << 8 |
+ * part, hd[a-d], sd[a-p], "dDpP" and plain numbers as libxl accepts them.
+ * -EINVAL for a name Xen would refuse.
+ */
+int toolstack_vdev_to_devid(const char *vdev, uint32_t *devid);
+
+int toolstack_domain_create(struct xs_handle *xs, const char *simdir,
+			    uint32_t domid, uint32_t mem_mb);
+/*
+ * Kill the domain (it becomes dying in xensim), release it in xenstored so
+ * `@releaseDomain` fires, and remove /local/domain/@domid. With
+ * @remove_backends, also remove backend/vbd/@domid under dom0 as libxl does
+ * once the devices are gone; without it the backend sees a guest that died
+ * with devices still plugged.
+ */
+int toolstack_domain_destroy(struct xs_handle *xs, const char *simdir,
+			     uint32_t domid, bool remove_backends);
+
+struct toolstack_disk {
+	uint32_t domid;
+	uint32_t backend_domid;
+	const char *vdev; /* "xvda" */
+	const char *target; /* image path, written verbatim as `params` */
+	bool readonly;
+	const char *script; /* hotplug script, NULL = none (--no-script) */
+};
+
+/* Failure details for the CLI's message, filled on error. */
+struct toolstack_error {
+	char what[256];
+	int last_state;
+};
+
+/*
+ * Plug @disk: both xenstore trees in one transaction, wait up to 10 s for
+ * backend state 2, then run the hotplug script with `add`.
+ */
+int toolstack_disk_attach(struct xs_handle *xs,
+			  const struct toolstack_disk *disk,
+			  struct toolstack_error *err);
+/*
+ * Unplug: online=0 and state=5, wait up to 10 s for state 6, run the
+ * script with `remove`, then remove both trees unless @keep_nodes. The
+ * script runs and the nodes go even when the wait times out (as libxl
+ * forces removal), but the timeout is still reported.
+ */
+int toolstack_disk_detach(struct xs_handle *xs,
+			  const struct toolstack_disk *disk, bool keep_nodes,
+			  struct toolstack_error *err);
+
+#endif /* XENSIM_TOOLSTACK_H */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workloads for the simulated blkfront: verified random and sequential
+ * I/O, and the targeted checks the integration tests select.
+ *
+ * Data written to sector S is a function of (seed, S) only, so any later
+ * read of a sector that was ever written can be verified byte by byte, two
+ * concurrent writes of the same sector never disagree, and a host-side
+ * tool can regenerate the expected image (workload_fill_pattern).
+ */
+#ifndef XENSIM_WORKLOAD_H
+#define XENSIM_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tools/xensim/frontend.h"
+
+#define WORKLOAD_SECTOR 512u
+
+/* Fill @buf with the pattern of @count sectors starting at @sector. */
+void workload_fill_pattern(uint64_t seed, uint64_t sector, void *buf,
+			   uint32_t count);
+/* Index of the first byte that differs from the pattern, or -1. */
+long workload_check_pattern(uint64_t seed, uint64_t sector, const void *buf,
+			    uint32_t count);
+
+struct workload_params {
+	uint64_t seed;
+	uint32_t bs; /* bytes per request, multiple of 512 */
+	uint32_t depth; /* requests in flight */
+	uint64_t ops; /* 0: run for seconds */
+	double seconds;
+	bool random; /* random offsets, else sequential */
+	bool partial; /* segments that start/end inside pages */
+	bool fill; /* write the whole disk sequentially first */
+	bool verify; /* read back and check every written byte */
+	bool preexisting; /* the disk already holds the pattern: only read */
+	uint32_t flush_every; /* flush after this many writes (0: at end) */
+	int timeout_ms; /* per request */
+};
+
+struct workload_stats {
+	uint64_t bytes_written;
+	uint64_t bytes_read;
+	uint64_t ops;
+	uint64_t flushes;
+	double seconds;
+	uint64_t verified_bytes;
+};
+
+/*
+ * Run the workload; -EIO on a mismatch or error response, -ETIMEDOUT when
+ * a request goes unanswered. The failing request is described in @why.
+ */
+int workload_run(struct frontend *fe, const struct workload_params *p,
+		 struct workload_stats *st, char *why, size_t why_len);
+
+/*
+ * Named checks. Each returns 0 if the backend behaved, else -errno with a
+ * description in @why. "flush-pause" talks to the test over @in/@out.
+ */
+int workload_check(struct frontend *fe, const char *name, uint64_t seed,
+		   FILE *in, FILE *out, char *why, size_t why_len);
+/* The names workload_check knows, space separated. */
+const char *workload_check_names(void);
+
+#endif /* XENSIM_WORKLOAD_H */
