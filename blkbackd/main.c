@@ -179,8 +179,12 @@ static int main_loop(struct daemon *d, int sig_fd)
 		if (fds[1].revents) {
 			struct signalfd_siginfo si;
 
-			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+			if (read(sig_fd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			/* SIGHUP: images may have grown; look again. */
+			if (si.ssi_signo != SIGHUP)
 				return (int)si.ssi_signo;
+			vbd_resize_all(d);
 		}
 		if (fds[2].revents)
 			drain_broken(d);

@@ -21,6 +21,13 @@ static void usage(FILE *out)
 		"  -c, --cache MODE     none (O_DIRECT, default) or writeback\n"
 		"  -d, --domid N        domain this backend runs in (default: from xenstore)\n"
 		"  -l, --log-level L    err, warning, notice, info (default) or debug\n"
+		"      --max-indirect-segments N\n"
+		"                       segments per indirect request, 0 to 4096 (default 256)\n"
+		"      --max-ring-page-order N\n"
+		"                       largest ring a guest may use, 2^N pages, 0 to 4 (default 4)\n"
+		"      --max-queues N   rings per device, 1 to 64 (default: one per worker)\n"
+		"      --persistent-grants yes|no\n"
+		"                       offer persistent grants (default yes)\n"
 		"  -h, --help           show this help and exit\n"
 		"  -V, --version        show the version and exit\n"
 		"\n"
@@ -58,6 +65,10 @@ int options_parse(struct options *opts, int argc, char **argv)
 		{ "cache", required_argument, NULL, 'c' },
 		{ "domid", required_argument, NULL, 'd' },
 		{ "log-level", required_argument, NULL, 'l' },
+		{ "max-indirect-segments", required_argument, NULL, 'I' },
+		{ "max-ring-page-order", required_argument, NULL, 'O' },
+		{ "max-queues", required_argument, NULL, 'Q' },
+		{ "persistent-grants", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -69,6 +80,9 @@ int options_parse(struct options *opts, int argc, char **argv)
 		.cache = BLK_CACHE_NONE,
 		.domid = -1,
 		.log_level = LOG_INFO,
+		.max_indirect_segments = 256,
+		.max_ring_order = 4,
+		.persistent = true,
 	};
 	while ((c = getopt_long(argc, argv, "w:c:d:l:hV", longopts, NULL)) !=
 	       -1) {
@@ -99,6 +113,34 @@ int options_parse(struct options *opts, int argc, char **argv)
 				fprintf(stderr, "blkbackd: --log-level is err, warning, notice, info or debug, not '%s'\n", optarg);
 				return -1;
 			}
+			break;
+		case 'I':
+			if (parse_number(optarg, 4096, &v)) {
+				fprintf(stderr, "blkbackd: --max-indirect-segments wants a number from 0 to 4096, not '%s'\n", optarg);
+				return -1;
+			}
+			opts->max_indirect_segments = (unsigned int)v;
+			break;
+		case 'O':
+			if (parse_number(optarg, 4, &v)) {
+				fprintf(stderr, "blkbackd: --max-ring-page-order wants a number from 0 to 4, not '%s'\n", optarg);
+				return -1;
+			}
+			opts->max_ring_order = (unsigned int)v;
+			break;
+		case 'Q':
+			if (parse_number(optarg, 64, &v) || v == 0) {
+				fprintf(stderr, "blkbackd: --max-queues wants a number from 1 to 64, not '%s'\n", optarg);
+				return -1;
+			}
+			opts->max_queues = (unsigned int)v;
+			break;
+		case 'P':
+			if (strcmp(optarg, "yes") && strcmp(optarg, "no")) {
+				fprintf(stderr, "blkbackd: --persistent-grants is 'yes' or 'no', not '%s'\n", optarg);
+				return -1;
+			}
+			opts->persistent = strcmp(optarg, "yes") == 0;
 			break;
 		case 'h':
 			usage(stdout);

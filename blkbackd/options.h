@@ -14,6 +14,10 @@ struct options {
 	enum blk_cache_mode cache;
 	int domid;		/* -1: ask xenstore */
 	int log_level;
+	unsigned int max_indirect_segments; /* 0: no indirect requests */
+	unsigned int max_ring_order;
+	unsigned int max_queues; /* 0: one per worker */
+	bool persistent;	 /* offer persistent grants */
 };
 
 /*

@@ -36,7 +36,11 @@ struct vbd {
 	bool image_open;
 	bool cdrom;
 	bool removable;
-	struct worker *worker;	/* set while a ring is connected */
+	struct blk_backend_features features; /* as published at InitWait */
+	uint32_t sector_size;		      /* as published at Connected */
+	/* The worker serving each queue's ring; nr_queues is 0 when idle. */
+	struct worker *queue[BLK_MAX_QUEUES];
+	unsigned int nr_queues;
 	bool domain_gone;
 	bool failed;		/* a fatal error was reported */
 };
@@ -51,8 +55,17 @@ static struct vbd *vbd_find(struct daemon *d, uint32_t domid, uint32_t devid)
 	return NULL;
 }
 
+/* A queue's cookie is its device's with the queue number in the low byte. */
+#define QUEUE_BITS 8
+
+static uint64_t queue_cookie(const struct vbd *v, unsigned int q)
+{
+	return v->cookie | q;
+}
+
 static struct vbd *vbd_by_cookie(struct daemon *d, uint64_t cookie)
 {
+	cookie &= ~((1ull << QUEUE_BITS) - 1);
 	for (struct vbd *v = d->vbds; v; v = v->next)
 		if (v->cookie == cookie)
 			return v;
@@ -68,7 +81,7 @@ static struct vbd *vbd_new(struct daemon *d, uint32_t domid, uint32_t devid)
 	v->d = d;
 	v->fe_domid = domid;
 	v->devid = devid;
-	v->cookie = ++d->next_cookie;
+	v->cookie = ++d->next_cookie << QUEUE_BITS;
 	v->image.fd = -1;
 	snprintf(v->name, sizeof(v->name), "vbd %" PRIu32 "/%" PRIu32, domid,
 		 devid);
@@ -82,12 +95,14 @@ static struct vbd *vbd_new(struct daemon *d, uint32_t domid, uint32_t devid)
 
 /* ---- rings ---- */
 
+/* Answer in-flight I/O, then unmap and unbind every queue's ring. */
 static void vbd_disconnect(struct vbd *v)
 {
-	if (!v->worker)
+	if (!v->nr_queues)
 		return;
-	worker_disconnect(v->worker, v->cookie);
-	v->worker = NULL;
+	for (unsigned int q = 0; q < v->nr_queues; q++)
+		worker_disconnect(v->queue[q], queue_cookie(v, q));
+	v->nr_queues = 0;
 	log_info("%s: disconnected", v->name);
 }
 
@@ -270,15 +285,45 @@ static int vbd_open_image(struct vbd *v)
 	return ret;
 }
 
+static bool discard_enabled(struct vbd *v)
+{
+	uint64_t enable;
+
+	/* The toolstack's discard-enable; absent means enabled. */
+	if (xenbus_read_uint(v->d->xs, v->be, "discard-enable", 1, &enable))
+		enable = 1;
+	return enable && !v->image.readonly && v->image.discard_granularity;
+}
+
+static void vbd_choose_features(struct vbd *v)
+{
+	const struct options *o = &v->d->opts;
+
+	v->features = (struct blk_backend_features){
+		.flush = true,
+		.barrier = true,
+		.persistent = o->persistent,
+		.discard = discard_enabled(v),
+		.discard_granularity = v->image.discard_granularity,
+		.discard_alignment = 0,
+		.max_indirect_segments = (uint16_t)o->max_indirect_segments,
+		.max_ring_order = o->max_ring_order,
+		.max_queues = o->max_queues ? o->max_queues
+					    : v->d->nr_workers,
+	};
+	if (v->features.max_queues > BLK_MAX_QUEUES)
+		v->features.max_queues = BLK_MAX_QUEUES;
+}
+
 /* InitWait: the image is open and the features are published. */
 static void vbd_init_wait(struct vbd *v)
 {
-	struct blk_backend_features f = { .flush = true };
 	int ret;
 
 	if (!v->image_open && vbd_open_image(v) < 0)
 		return;
-	ret = blk_xenbus_init_wait(v->d->xs, v->be, &f);
+	vbd_choose_features(v);
+	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
 		log_err("%s: cannot publish InitWait: %s", v->name,
 			strerror(-ret));
@@ -334,47 +379,96 @@ static const char *abi_name(enum blkif_abi abi)
 				       : XEN_IO_PROTO_ABI_X86_32;
 }
 
+/*
+ * The sector size the guest sees: the image's own when the frontend can
+ * take large sectors, else 512 (blkif.h).
+ */
+static uint32_t vbd_sector_size(struct vbd *v, const struct blk_frontend *fe)
+{
+	if (fe->large_sectors && v->image.logical_block > BLKIF_SECTOR_SIZE)
+		return v->image.logical_block;
+	if (v->image.logical_block > BLKIF_SECTOR_SIZE && v->image.direct)
+		log_warn("%s: the image has %u-byte sectors but the frontend "
+			 "does not take large sectors; requests not aligned "
+			 "to them will fail",
+			 v->name, v->image.logical_block);
+	return BLKIF_SECTOR_SIZE;
+}
+
+static uint64_t vbd_capacity(const struct vbd *v)
+{
+	return v->image.sectors * BLKIF_SECTOR_SIZE / v->sector_size;
+}
+
+static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
+{
+	struct blk_conn_params p = {
+		.domid = v->fe_domid,
+		.ring_order = fe->ring_order,
+		.abi = fe->abi,
+		.image_fd = v->image.fd,
+		.limits = {
+			.sectors = vbd_capacity(v),
+			.sector_size = v->sector_size,
+			.max_indirect_segments =
+				v->features.max_indirect_segments,
+			.readonly = v->image.readonly,
+			.discard = v->features.discard,
+			.barrier = v->features.barrier,
+		},
+		.persistent = fe->persistent,
+	};
+
+	for (unsigned int q = 0; q < fe->nr_queues; q++) {
+		const struct blk_frontend_queue *fq = &fe->queue[q];
+		struct worker *w = least_loaded_worker(v->d);
+		int ret;
+
+		memcpy(p.ring_refs, fq->ring_refs, sizeof(p.ring_refs));
+		p.remote_port = fq->event_channel;
+		p.owner = (void *)(uintptr_t)queue_cookie(v, q);
+		ret = worker_connect(w, &p);
+		if (ret < 0) {
+			vbd_fail(v, "queue %u: cannot map ring-ref %" PRIu32
+				    " (%u pages) or bind event-channel %" PRIu32
+				    ": %s",
+				 q, fq->ring_refs[0], 1u << fe->ring_order,
+				 fq->event_channel, strerror(-ret));
+			return ret;
+		}
+		v->queue[q] = w;
+		v->nr_queues = q + 1;
+	}
+	return 0;
+}
+
 static void vbd_connect(struct vbd *v)
 {
-	struct blk_frontend_ring fr;
-	struct blk_conn_params p;
+	static struct blk_frontend fe; /* large; main thread only */
 	struct blk_disk_info disk;
-	struct worker *w;
-	const char *what;
+	char what[VBD_PATH_MAX + 32];
 	int ret;
 
-	if (v->worker || !v->image_open)
+	if (v->nr_queues || !v->image_open)
 		return;
-	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &fr, &what);
+	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe,
+				       what, sizeof(what));
 	if (ret < 0) {
-		vbd_fail(v, "frontend node %s/%s is %s", v->fe, what,
-			 ret == -ENOENT ? "missing" : "invalid");
+		vbd_fail(v, "frontend node %s is %s", what,
+			 ret == -ENOENT ? "missing" : "invalid or beyond what "
+						      "the backend offered");
 		return;
 	}
-	p = (struct blk_conn_params){
-		.domid = v->fe_domid,
-		.ring_ref = fr.ring_ref,
-		.remote_port = fr.event_channel,
-		.abi = fr.abi,
-		.image_fd = v->image.fd,
-		.limits = { .sectors = v->image.sectors,
-			    .readonly = v->image.readonly },
-		.owner = (void *)(uintptr_t)v->cookie,
-	};
-	w = least_loaded_worker(v->d);
-	ret = worker_connect(w, &p);
-	if (ret < 0) {
-		vbd_fail(v, "cannot map ring-ref %" PRIu32
-			    " or bind event-channel %" PRIu32 ": %s",
-			 fr.ring_ref, fr.event_channel, strerror(-ret));
+	v->sector_size = vbd_sector_size(v, &fe);
+	if (vbd_connect_queues(v, &fe) < 0)
 		return;
-	}
-	v->worker = w;
 	disk = (struct blk_disk_info){
-		.sectors = v->image.sectors,
+		.sectors = vbd_capacity(v),
 		.info = vbd_info(v),
-		.sector_size = BLKIF_SECTOR_SIZE,
-		.physical_sector_size = v->image.physical_block,
+		.sector_size = v->sector_size,
+		.physical_sector_size = v->image.physical_block > v->sector_size
+						? v->image.physical_block
+						: v->sector_size,
 	};
 	ret = blk_xenbus_connected(v->d->xs, v->be, &disk);
 	if (ret < 0) {
@@ -383,10 +477,11 @@ static void vbd_connect(struct vbd *v)
 		vbd_disconnect(v);
 		return;
 	}
-	log_info("%s: connected (%s, ring-ref %" PRIu32
-		 ", event-channel %" PRIu32 ", worker %u)",
-		 v->name, abi_name(fr.abi), fr.ring_ref, fr.event_channel,
-		 worker_index(w));
+	log_info("%s: connected (%s, %u queue%s of %u-page rings, "
+		 "%s grants, %u-byte sectors)",
+		 v->name, abi_name(fe.abi), fe.nr_queues,
+		 fe.nr_queues == 1 ? "" : "s", 1u << fe.ring_order,
+		 fe.persistent ? "persistent" : "copied", v->sector_size);
 }
 
 /* ---- the state machine ---- */
@@ -619,6 +714,41 @@ void vbd_ring_broken(struct daemon *d, uint64_t cookie)
 	if (v)
 		vbd_fail(v, "the guest broke the ring protocol (request "
 			    "indexes out of range); ring disconnected");
+}
+
+/* Re-read one image's size; tell its rings and its frontend if it changed. */
+static void vbd_resize(struct vbd *v)
+{
+	uint64_t old = v->image.sectors;
+	int ret;
+
+	if (!v->image_open)
+		return;
+	ret = blk_image_refresh_size(&v->image);
+	if (ret < 0) {
+		log_err("%s: cannot re-read the image size: %s", v->name,
+			strerror(-ret));
+		return;
+	}
+	if (v->image.sectors == old)
+		return;
+	log_info("%s: image resized from %" PRIu64 " to %" PRIu64
+		 " sectors",
+		 v->name, old, v->image.sectors);
+	if (!v->nr_queues)
+		return;
+	for (unsigned int q = 0; q < v->nr_queues; q++)
+		worker_resize(v->queue[q], queue_cookie(v, q), vbd_capacity(v));
+	ret = blk_xenbus_resized(v->d->xs, v->be, vbd_capacity(v));
+	if (ret < 0)
+		log_err("%s: cannot publish the new size: %s", v->name,
+			strerror(-ret));
+}
+
+void vbd_resize_all(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		vbd_resize(v);
 }
 
 void vbd_release_all(struct daemon *d)

@@ -23,6 +23,8 @@ void vbd_frontend_changed(struct daemon *d, const char *path);
 void vbd_domains_released(struct daemon *d);
 /* A worker found the ring with @cookie broken by its guest. */
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
+/* Re-read every image's size and publish the ones that changed. */
+void vbd_resize_all(struct daemon *d);
 /*
  * Daemon shutdown: answer in-flight I/O, unmap and unbind every ring and
  * close every image, leaving xenstore as it is so that a restarted daemon

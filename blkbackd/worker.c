@@ -16,6 +16,7 @@
 enum cmd_type {
 	CMD_CONNECT,
 	CMD_DISCONNECT,
+	CMD_RESIZE,
 	CMD_STOP,
 };
 
@@ -23,6 +24,7 @@ struct cmd {
 	enum cmd_type type;
 	const struct blk_conn_params *params;
 	uint64_t cookie;
+	uint64_t sectors;
 	int result;
 	bool done;
 	struct cmd *next;
@@ -127,6 +129,15 @@ static void do_disconnect(struct worker *w, struct cmd *c)
 	blk_engine_disconnect(w->engine, (*pp)->conn);
 }
 
+static void do_resize(struct worker *w, struct cmd *c)
+{
+	struct ring_slot **pp = find_slot(w, c->cookie);
+
+	if (pp)
+		blk_engine_resize(w->engine, (*pp)->conn, c->sectors);
+	cmd_complete(w, c, pp ? 0 : -ENOENT);
+}
+
 static struct cmd *take_queue(struct worker *w)
 {
 	struct cmd *list, *rev = NULL;
@@ -162,6 +173,9 @@ static void on_fd_ready(void *arg, uint64_t tag)
 			break;
 		case CMD_DISCONNECT:
 			do_disconnect(w, c);
+			break;
+		case CMD_RESIZE:
+			do_resize(w, c);
 			break;
 		case CMD_STOP:
 			w->stopping = true;
@@ -316,6 +330,14 @@ void worker_disconnect(struct worker *w, uint64_t cookie)
 
 	if (cmd_run(w, &c) == 0)
 		w->nr_rings--;
+}
+
+void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors)
+{
+	struct cmd c = { .type = CMD_RESIZE, .cookie = cookie,
+			 .sectors = sectors };
+
+	cmd_run(w, &c);
 }
 
 unsigned int worker_nr_rings(const struct worker *w)

@@ -31,6 +31,9 @@ int worker_connect(struct worker *w, const struct blk_conn_params *p);
  */
 void worker_disconnect(struct worker *w, uint64_t cookie);
 
+/* Tell the ring with @cookie its image now has @sectors sectors. */
+void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors);
+
 /* Rings currently served (for choosing the least loaded worker). */
 unsigned int worker_nr_rings(const struct worker *w);
 unsigned int worker_index(const struct worker *w);

@@ -1,88 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * The per-thread I/O engine: event channel → ring → grant copy → io_uring
- * → grant copy → response.
+ * The per-thread I/O engine: the pass that turns event-channel
+ * notifications into consumed requests, and io_uring completions into
+ * responses.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <poll.h>
-#include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <xenevtchn.h>
-#include <xengnttab.h>
 
-#include "libblk/engine.h"
-#include "libblk/grant_copy.h"
-#include "libblk/ring.h"
+#include "libblk/engine-internal.h"
 
 #define SQ_ENTRIES 256
 #define CQ_ENTRIES 4096
-#define IO_BUF_BYTES (BLKIF_MAX_SEGMENTS_PER_REQUEST * BLKIF_PAGE_SIZE)
-/* Grant-table handles need room for the ring mappings. */
-#define MAX_RING_GRANTS 4096
+/* Ring pages plus the persistent-grant caches of many connections. */
+#define MAX_GRANTS 65536
 
 /* io_uring user_data: an I/O pointer, or one of these tags in low bits. */
 #define TAG_MASK 3ull
 #define TAG_IO 0ull
 #define TAG_EVTCHN 1ull
 #define TAG_FD 2ull
-
-struct blk_io {
-	struct blk_conn *conn;
-	struct blk_io *next;
-	struct blk_request req;
-	void *buf;
-	uint32_t expect;     /* bytes the data operation must move */
-	uint8_t cqes_left;   /* completions still to come */
-	bool failed;
-	unsigned int copy_first; /* this pass's grant-copy segments */
-};
-
-struct blk_conn {
-	struct blk_engine *e;
-	struct blk_conn *next;
-	struct blk_ring ring;
-	void *sring;
-	uint32_t domid;
-	evtchn_port_t port;
-	int fd;
-	struct blk_limits limits;
-	void *owner;
-
-	struct blk_io *ios;
-	struct blk_io *free_ios;
-	void *bufs;
-	unsigned int nr_ios;
-	unsigned int in_flight;
-
-	bool kicked;	   /* may have requests to consume */
-	bool must_push;	   /* has unpublished responses */
-	bool closing;
-	bool broken;
-};
-
-struct blk_engine {
-	struct io_uring uring;
-	xengnttab_handle *xgt;
-	xenevtchn_handle *xce;
-	int evtchn_fd;
-	bool evtchn_armed;
-
-	const struct blk_engine_ops *ops;
-	void *arg;
-
-	struct blk_conn *conns;
-	unsigned int nr_conns;
-	unsigned int copy_reserved;
-
-	/* Per-pass scratch, reused. */
-	struct blk_copy_batch copies;
-	struct blk_io *done;	/* finished I/O awaiting copy-out/response */
-	struct blk_io *to_start; /* checked requests awaiting submission */
-};
 
 /* ---- setup ---- */
 
@@ -101,6 +39,9 @@ static int setup_uring(struct io_uring *ring)
 		p.flags = IORING_SETUP_CQSIZE;
 		ret = io_uring_queue_init_params(SQ_ENTRIES, ring, &p);
 	}
+	if (ret == 0)
+		/* Saves an fd lookup per submit; optional. */
+		io_uring_register_ring_fd(ring);
 	return ret;
 }
 
@@ -111,7 +52,7 @@ static int open_xen_handles(struct blk_engine *e)
 	e->xgt = xengnttab_open(NULL, 0);
 	if (!e->xgt)
 		return -errno;
-	xengnttab_set_max_grants(e->xgt, MAX_RING_GRANTS);
+	xengnttab_set_max_grants(e->xgt, MAX_GRANTS);
 	e->xce = xenevtchn_open(NULL, 0);
 	if (!e->xce)
 		return -errno;
@@ -133,11 +74,10 @@ int blk_engine_create(struct blk_engine **out, const struct blk_engine_ops *ops,
 		return -ENOMEM;
 	e->ops = ops;
 	e->arg = arg;
+	e->uring.ring_fd = -1;
 	ret = open_xen_handles(e);
 	if (ret == 0)
 		ret = setup_uring(&e->uring);
-	else
-		e->uring.ring_fd = -1;
 	if (ret < 0) {
 		e->uring.ring_fd = -1;
 		blk_engine_destroy(e);
@@ -167,7 +107,7 @@ unsigned int blk_engine_nr_conns(const struct blk_engine *e)
 }
 
 /* SQEs are queued until the next wait submits them in one call. */
-static struct io_uring_sqe *get_sqe(struct blk_engine *e)
+struct io_uring_sqe *engine_get_sqe(struct blk_engine *e)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->uring);
 
@@ -180,7 +120,7 @@ static struct io_uring_sqe *get_sqe(struct blk_engine *e)
 
 int blk_engine_watch_fd(struct blk_engine *e, int fd, uint64_t tag)
 {
-	struct io_uring_sqe *sqe = get_sqe(e);
+	struct io_uring_sqe *sqe = engine_get_sqe(e);
 
 	if (!sqe)
 		return -EBUSY;
@@ -195,7 +135,7 @@ static int arm_evtchn(struct blk_engine *e)
 
 	if (e->evtchn_armed)
 		return 0;
-	sqe = get_sqe(e);
+	sqe = engine_get_sqe(e);
 	if (!sqe)
 		return -EBUSY;
 	io_uring_prep_poll_add(sqe, e->evtchn_fd, POLLIN);
@@ -206,90 +146,14 @@ static int arm_evtchn(struct blk_engine *e)
 
 /* ---- connections ---- */
 
-static int alloc_ios(struct blk_conn *c)
-{
-	c->nr_ios = blk_ring_size(&c->ring);
-	c->ios = calloc(c->nr_ios, sizeof(*c->ios));
-	if (!c->ios)
-		return -ENOMEM;
-	/* Page-aligned, so O_DIRECT accepts the bounce buffers. */
-	c->bufs = mmap(NULL, (size_t)c->nr_ios * IO_BUF_BYTES,
-		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	if (c->bufs == MAP_FAILED) {
-		c->bufs = NULL;
-		return -ENOMEM;
-	}
-	for (unsigned int i = 0; i < c->nr_ios; i++) {
-		struct blk_io *io = &c->ios[i];
-
-		io->conn = c;
-		io->buf = (uint8_t *)c->bufs + (size_t)i * IO_BUF_BYTES;
-		io->next = c->free_ios;
-		c->free_ios = io;
-	}
-	return 0;
-}
-
-static void free_conn(struct blk_conn *c)
-{
-	struct blk_engine *e = c->e;
-
-	if (c->bufs)
-		munmap(c->bufs, (size_t)c->nr_ios * IO_BUF_BYTES);
-	free(c->ios);
-	if (c->port)
-		xenevtchn_unbind(e->xce, c->port);
-	if (c->sring)
-		xengnttab_unmap(e->xgt, c->sring, 1);
-	free(c);
-}
-
-static int map_and_bind(struct blk_engine *e, struct blk_conn *c,
-			const struct blk_conn_params *p)
-{
-	xenevtchn_port_or_error_t port;
-
-	c->sring = xengnttab_map_grant_ref(e->xgt, p->domid, p->ring_ref,
-					   PROT_READ | PROT_WRITE);
-	if (!c->sring)
-		return errno ? -errno : -EINVAL;
-	port = xenevtchn_bind_interdomain(e->xce, p->domid, p->remote_port);
-	if (port < 0)
-		return errno ? -errno : -EINVAL;
-	c->port = (evtchn_port_t)port;
-	return 0;
-}
-
 int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 		       struct blk_conn **out)
 {
-	struct blk_conn *c = calloc(1, sizeof(*c));
-	int ret;
+	struct blk_conn *c;
+	int ret = conn_create(e, p, &c);
 
-	if (!c)
-		return -ENOMEM;
-	c->e = e;
-	c->domid = p->domid;
-	c->fd = p->image_fd;
-	c->limits = p->limits;
-	c->owner = p->owner;
-
-	ret = map_and_bind(e, c, p);
-	if (ret == 0) {
-		blk_ring_attach(&c->ring, c->sring, p->abi, BLKIF_PAGE_SIZE);
-		ret = alloc_ios(c);
-	}
-	if (ret == 0)
-		ret = blk_copy_batch_reserve(&e->copies,
-					     e->copy_reserved +
-						     c->nr_ios *
-							     BLKIF_MAX_SEGMENTS_PER_REQUEST);
-	if (ret < 0) {
-		free_conn(c);
+	if (ret < 0)
 		return ret;
-	}
-	e->copy_reserved += c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST;
 	/* Serve whatever the guest queued before we got here. */
 	c->kicked = true;
 	c->next = e->conns;
@@ -299,8 +163,10 @@ int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 	return 0;
 }
 
-static void unlink_conn(struct blk_engine *e, struct blk_conn *c)
+static void finish_close(struct blk_engine *e, struct blk_conn *c)
 {
+	void *owner = c->owner;
+
 	for (struct blk_conn **pp = &e->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
@@ -308,39 +174,41 @@ static void unlink_conn(struct blk_engine *e, struct blk_conn *c)
 		}
 	}
 	e->nr_conns--;
-	e->copy_reserved -= c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	conn_destroy(c);
+	e->ops->conn_closed(e->arg, owner);
 }
 
-/* Tear down a closing connection once nothing of it is in flight. */
-static void finish_close(struct blk_engine *e, struct blk_conn *c)
+/* Parked requests never started: answer them as failed. */
+static void fail_parked(struct blk_conn *c)
 {
-	void *owner = c->owner;
+	struct blk_io *io = io_list_take_all(&c->parked);
 
-	unlink_conn(e, c);
-	free_conn(c);
-	e->ops->conn_closed(e->arg, owner);
+	while (io) {
+		struct blk_io *next = io->next;
+
+		io_respond(io, BLKIF_RSP_ERROR);
+		io = next;
+	}
 }
 
 void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c)
 {
 	c->closing = true;
 	c->kicked = false;
+	fail_parked(c);
+	if (c->must_push)
+		blk_ring_push_responses(&c->ring);
 	if (c->in_flight == 0)
 		finish_close(e, c);
 }
 
-/* ---- responses ---- */
-
-static void respond(struct blk_io *io, int16_t status)
+void blk_engine_resize(struct blk_engine *e, struct blk_conn *c,
+		       uint64_t sectors)
 {
-	struct blk_conn *c = io->conn;
-
-	blk_ring_put_response(&c->ring, io->req.id, io->req.operation, status);
-	c->must_push = true;
-	io->next = c->free_ios;
-	c->free_ios = io;
-	c->in_flight--;
+	c->limits.sectors = sectors;
 }
+
+/* ---- responses ---- */
 
 static void push_responses(struct blk_engine *e)
 {
@@ -358,47 +226,7 @@ static void push_responses(struct blk_engine *e)
 	}
 }
 
-/* ---- completions ---- */
-
-static void complete_io(struct blk_engine *e, struct blk_io *io, int res)
-{
-	/* Only the data operation moves bytes; a linked fsync returns 0. */
-	if (res < 0 || (io->expect && res != (int)io->expect))
-		io->failed = true;
-	io->expect = 0;
-	if (--io->cqes_left == 0) {
-		io->next = e->done;
-		e->done = io;
-	}
-}
-
-static void finish_done(struct blk_engine *e)
-{
-	struct blk_io *io, *next;
-	int ret;
-
-	blk_copy_batch_reset(&e->copies);
-	for (io = e->done; io; io = io->next)
-		if (!io->failed && io->req.operation == BLKIF_OP_READ)
-			io->copy_first = blk_copy_batch_add(
-				&e->copies, (uint16_t)io->conn->domid,
-				&io->req, io->buf, true);
-	ret = blk_copy_batch_run(&e->copies, e->xgt);
-
-	for (io = e->done; io; io = next) {
-		bool ok = !io->failed;
-
-		next = io->next;
-		if (ok && io->req.operation == BLKIF_OP_READ)
-			ok = ret == 0 &&
-			     blk_copy_batch_ok(&e->copies, io->copy_first,
-					       io->req.nr_segments);
-		respond(io, ok ? BLKIF_RSP_OKAY : BLKIF_RSP_ERROR);
-	}
-	e->done = NULL;
-}
-
-/* ---- event channel ---- */
+/* ---- events ---- */
 
 static struct blk_conn *conn_by_port(struct blk_engine *e, evtchn_port_t port)
 {
@@ -438,7 +266,7 @@ static void reap_cqes(struct blk_engine *e)
 		seen++;
 		switch (data & TAG_MASK) {
 		case TAG_IO:
-			complete_io(e, (struct blk_io *)(uintptr_t)data,
+			io_complete(e, (struct blk_io *)(uintptr_t)data,
 				    cqe->res);
 			break;
 		case TAG_EVTCHN:
@@ -455,15 +283,15 @@ static void reap_cqes(struct blk_engine *e)
 
 /* ---- new requests ---- */
 
+/* Take every request the ring holds, as far as free slots allow. */
 static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 {
 	for (;;) {
 		struct blk_io *io = c->free_ios;
-		int16_t status;
 		int ret;
 
 		if (!io)
-			return; /* stay kicked: retry when I/O completes */
+			return; /* stay kicked: retried when I/O completes */
 		ret = blk_ring_next_request(&c->ring, &io->req);
 		if (ret < 0) {
 			c->broken = true;
@@ -479,91 +307,23 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 		}
 		c->free_ios = io->next;
 		c->in_flight++;
-		io->failed = false;
+		io_consume(e, c, io);
+	}
+}
 
-		status = (int16_t)blk_request_check(&io->req, &c->limits);
-		if (status != BLKIF_RSP_OKAY) {
-			respond(io, status);
+static void serve_rings(struct blk_engine *e)
+{
+	for (struct blk_conn *c = e->conns; c; c = c->next) {
+		if (c->closing || c->broken)
 			continue;
-		}
-		if (blk_request_writes(&io->req))
-			io->copy_first = blk_copy_batch_add(
-				&e->copies, (uint16_t)c->domid, &io->req,
-				io->buf, false);
-		io->next = e->to_start;
-		e->to_start = io;
-	}
-}
-
-static void prep_data(struct blk_io *io, struct io_uring_sqe *sqe)
-{
-	uint64_t off = io->req.sector * BLKIF_SECTOR_SIZE;
-
-	io->expect = (uint32_t)blk_request_bytes(&io->req);
-	if (io->req.operation == BLKIF_OP_READ)
-		io_uring_prep_read(sqe, io->conn->fd, io->buf, io->expect, off);
-	else
-		io_uring_prep_write(sqe, io->conn->fd, io->buf, io->expect,
-				    off);
-	io_uring_sqe_set_data(sqe, io);
-}
-
-static void prep_flush(struct blk_io *io, struct io_uring_sqe *sqe)
-{
-	io_uring_prep_fsync(sqe, io->conn->fd, IORING_FSYNC_DATASYNC);
-	io_uring_sqe_set_data(sqe, io);
-}
-
-/*
- * A flush carrying data is a write followed by fdatasync, linked so the
- * sync starts only after the write completed. Both SQEs are taken together
- * so a link is never split across a submit.
- */
-static void start_io(struct blk_engine *e, struct blk_io *io)
-{
-	bool data = io->req.nr_segments > 0;
-	bool flush = io->req.operation == BLKIF_OP_FLUSH_DISKCACHE;
-
-	io->cqes_left = (uint8_t)(data + flush);
-	io->expect = 0;
-	if (io_uring_sq_space_left(&e->uring) < io->cqes_left)
-		io_uring_submit(&e->uring);
-	if (data) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&e->uring);
-
-		prep_data(io, sqe);
-		if (flush)
-			sqe->flags |= IOSQE_IO_LINK;
-	}
-	if (flush)
-		prep_flush(io, io_uring_get_sqe(&e->uring));
-}
-
-static void start_requests(struct blk_engine *e)
-{
-	struct blk_io *io, *next;
-	int ret = blk_copy_batch_run(&e->copies, e->xgt);
-
-	for (io = e->to_start; io; io = next) {
-		next = io->next;
-		if (blk_request_writes(&io->req) &&
-		    (ret < 0 || !blk_copy_batch_ok(&e->copies, io->copy_first,
-						   io->req.nr_segments))) {
-			respond(io, BLKIF_RSP_ERROR);
-			continue;
-		}
-		start_io(e, io);
-	}
-	e->to_start = NULL;
-}
-
-static void consume_rings(struct blk_engine *e)
-{
-	blk_copy_batch_reset(&e->copies);
-	for (struct blk_conn *c = e->conns; c; c = c->next)
-		if (c->kicked && !c->closing && !c->broken)
+		if (c->parked.nr)
+			io_unpark(e, c);
+		if (c->kicked)
 			consume_ring(e, c);
-	start_requests(e);
+	}
+	io_fetch_indirect_pages(e);
+	io_prepare_ready(e);
+	io_start_all(e);
 }
 
 /* ---- the pass ---- */
@@ -579,8 +339,8 @@ int blk_engine_run(struct blk_engine *e)
 		return ret;
 
 	reap_cqes(e);
-	finish_done(e);
-	consume_rings(e);
+	io_finish_done(e);
+	serve_rings(e);
 	push_responses(e);
 	return 0;
 }

@@ -20,14 +20,20 @@
 struct blk_engine;
 struct blk_conn;
 
+/* The largest ring: 2^4 pages (blkif.h's max-ring-page-order). */
+#define BLK_MAX_RING_ORDER 4
+#define BLK_MAX_RING_PAGES (1u << BLK_MAX_RING_ORDER)
+
 struct blk_conn_params {
 	uint32_t domid;	      /* the frontend's domain */
-	uint32_t ring_ref;    /* grant of the shared ring page */
+	uint32_t ring_refs[BLK_MAX_RING_PAGES]; /* the shared ring's pages */
+	unsigned int ring_order;
 	uint32_t remote_port; /* the frontend's event channel */
 	enum blkif_abi abi;
 	int image_fd;
 	struct blk_limits limits;
-	void *owner; /* handed back to the callbacks */
+	bool persistent;      /* both ends offered feature-persistent */
+	void *owner;	      /* handed back to the callbacks */
 };
 
 struct blk_engine_ops {
@@ -65,6 +71,13 @@ int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
  * has been answered (possibly from within this call).
  */
 void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c);
+
+/*
+ * Change the capacity of a live connection (online resize). Requests
+ * already checked against the old size complete as they were.
+ */
+void blk_engine_resize(struct blk_engine *e, struct blk_conn *c,
+		       uint64_t sectors);
 
 /* Number of live connections. */
 unsigned int blk_engine_nr_conns(const struct blk_engine *e);

@@ -9,12 +9,13 @@
 
 #include "libblk/grant_copy.h"
 
-int blk_copy_batch_reserve(struct blk_copy_batch *b, unsigned int cap)
+static int reserve(struct blk_copy_batch *b, unsigned int cap)
 {
 	xengnttab_grant_copy_segment_t *segs;
 
 	if (cap <= b->cap)
 		return 0;
+	cap = cap < 2 * b->cap ? 2 * b->cap : cap;
 	segs = reallocarray(b->segs, cap, sizeof(*segs));
 	if (!segs)
 		return -ENOMEM;
@@ -30,40 +31,30 @@ void blk_copy_batch_free(struct blk_copy_batch *b)
 	b->nr = b->cap = 0;
 }
 
-unsigned int blk_copy_batch_add(struct blk_copy_batch *b, uint16_t domid,
-				const struct blk_request *req, void *buf,
-				bool to_guest)
+int blk_copy_batch_add(struct blk_copy_batch *b, uint16_t domid, uint32_t gref,
+		       uint16_t offset, void *local, uint16_t len,
+		       bool to_guest)
 {
-	unsigned int first = b->nr;
-	uint8_t *local = buf;
+	xengnttab_grant_copy_segment_t *s;
+	union xengnttab_copy_ptr guest = {
+		.foreign = { .ref = gref, .offset = offset, .domid = domid },
+	};
 
-	for (unsigned int i = 0; i < req->nr_segments; i++) {
-		const struct blk_segment *seg = &req->seg[i];
-		xengnttab_grant_copy_segment_t *s = &b->segs[b->nr++];
-		union xengnttab_copy_ptr guest = {
-			.foreign = {
-				.ref = seg->gref,
-				.offset = (uint16_t)(seg->first_sect *
-						     BLKIF_SECTOR_SIZE),
-				.domid = domid,
-			},
-		};
-		uint32_t len = blk_segment_bytes(seg);
-
-		if (to_guest) {
-			s->source.virt = local;
-			s->dest = guest;
-			s->flags = GNTCOPY_dest_gref;
-		} else {
-			s->source = guest;
-			s->dest.virt = local;
-			s->flags = GNTCOPY_source_gref;
-		}
-		s->len = (uint16_t)len;
-		s->status = GNTST_general_error;
-		local += len;
+	if (reserve(b, b->nr + 1) < 0)
+		return -ENOMEM;
+	s = &b->segs[b->nr++];
+	if (to_guest) {
+		s->source.virt = local;
+		s->dest = guest;
+		s->flags = GNTCOPY_dest_gref;
+	} else {
+		s->source = guest;
+		s->dest.virt = local;
+		s->flags = GNTCOPY_source_gref;
 	}
-	return first;
+	s->len = len;
+	s->status = GNTST_general_error;
+	return 0;
 }
 
 int blk_copy_batch_run(struct blk_copy_batch *b, xengnttab_handle *xgt)

@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <xengnttab.h>
 
-#include "libblk/request.h"
 
 struct blk_copy_batch {
 	xengnttab_grant_copy_segment_t *segs;
@@ -18,19 +17,16 @@ struct blk_copy_batch {
 	unsigned int cap;
 };
 
-/* Make room for @cap segments in total. Returns 0 or -ENOMEM. */
-int blk_copy_batch_reserve(struct blk_copy_batch *b, unsigned int cap);
 void blk_copy_batch_free(struct blk_copy_batch *b);
 
 /*
- * Queue the copies for all segments of a checked request between the
- * guest's pages and the contiguous bounce buffer @buf: guest to @buf when
- * @to_guest is false (a write), @buf to guest otherwise (a read). Returns
- * the index of the first queued segment.
+ * Queue one copy of @len bytes between the guest's page @gref at @offset
+ * and local memory: guest to @local when @to_guest is false, @local to the
+ * guest otherwise. Returns 0 or -ENOMEM.
  */
-unsigned int blk_copy_batch_add(struct blk_copy_batch *b, uint16_t domid,
-				const struct blk_request *req, void *buf,
-				bool to_guest);
+int blk_copy_batch_add(struct blk_copy_batch *b, uint16_t domid, uint32_t gref,
+		       uint16_t offset, void *local, uint16_t len,
+		       bool to_guest);
 
 /*
  * Issue every queued copy at once. Returns 0 when the call was made (check

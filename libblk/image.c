@@ -4,6 +4,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/sysmacros.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -48,6 +51,38 @@ static int lock_image(int fd, bool readonly)
 	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
 }
 
+/* A block device discards when its queue says it can. */
+static uint32_t blockdev_discard_granularity(int fd)
+{
+	struct stat st;
+	char path[96];
+	unsigned long max = 0, gran = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/discard_max_bytes",
+		 major(st.st_rdev), minor(st.st_rdev));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &max) != 1)
+		max = 0;
+	fclose(f);
+	if (!max)
+		return 0;
+	snprintf(path, sizeof(path),
+		 "/sys/dev/block/%u:%u/queue/discard_granularity",
+		 major(st.st_rdev), minor(st.st_rdev));
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%lu", &gran) != 1)
+			gran = 0;
+		fclose(f);
+	}
+	return gran ? (uint32_t)gran : 512;
+}
+
 static int size_blockdev(struct blk_image *img)
 {
 	uint64_t bytes;
@@ -61,6 +96,7 @@ static int size_blockdev(struct blk_image *img)
 	img->sectors = bytes >> SECTOR_SHIFT;
 	img->logical_block = (uint32_t)lbs;
 	img->physical_block = (uint32_t)pbs;
+	img->discard_granularity = blockdev_discard_granularity(img->fd);
 	return 0;
 }
 
@@ -76,6 +112,11 @@ static void size_file(struct blk_image *img, const struct stat *st)
 	img->physical_block = st->st_blksize >= 512 && st->st_blksize <= 4096
 				      ? (uint32_t)st->st_blksize
 				      : 512;
+	/*
+	 * Holes are punched in whole filesystem blocks; a filesystem that
+	 * cannot punch answers EOPNOTSUPP per request.
+	 */
+	img->discard_granularity = img->physical_block;
 }
 
 int blk_image_refresh_size(struct blk_image *img)

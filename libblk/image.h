@@ -19,6 +19,7 @@ struct blk_image {
 	uint64_t sectors;	/* 512-byte sectors exposed to the guest */
 	uint32_t logical_block;	/* smallest I/O unit the image accepts */
 	uint32_t physical_block; /* the unit that avoids read-modify-write */
+	uint32_t discard_granularity; /* bytes; 0 when it cannot discard */
 	bool readonly;
 	bool direct;		/* opened with O_DIRECT */
 	bool blockdev;

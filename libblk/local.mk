@@ -6,7 +6,10 @@ libblk_libblk_la_SOURCES = \
 	libblk/ring.h libblk/ring.c \
 	libblk/image.h libblk/image.c \
 	libblk/grant_copy.h libblk/grant_copy.c \
-	libblk/engine.h libblk/engine.c \
+	libblk/bounce.h libblk/bounce.c \
+	libblk/pgrant.h libblk/pgrant.c \
+	libblk/engine.h libblk/engine-internal.h libblk/engine.c \
+	libblk/conn.c libblk/io.c \
 	libblk/xenbus.h libblk/xenbus.c
 libblk_libblk_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS)

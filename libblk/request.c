@@ -4,47 +4,33 @@
  */
 #include "libblk/request.h"
 
-uint64_t blk_request_bytes(const struct blk_request *req)
+static bool inside(uint64_t sector, uint64_t count, uint64_t capacity)
 {
-	uint64_t bytes = 0;
-
-	for (unsigned int i = 0; i < req->nr_segments; i++)
-		bytes += blk_segment_bytes(&req->seg[i]);
-	return bytes;
+	return sector <= capacity && count <= capacity - sector;
 }
 
-static bool segments_valid(const struct blk_request *req)
-{
-	for (unsigned int i = 0; i < req->nr_segments; i++) {
-		const struct blk_segment *seg = &req->seg[i];
-
-		if (seg->first_sect > seg->last_sect ||
-		    seg->last_sect >= BLKIF_SECTORS_PER_PAGE)
-			return false;
-	}
-	return true;
-}
-
-/* The sectors touched must lie inside the image, without wrapping. */
-static bool range_inside(const struct blk_request *req,
+static int check_discard(const struct blk_request *req,
 			 const struct blk_limits *lim)
 {
-	uint64_t nr_sectors = blk_request_bytes(req) / BLKIF_SECTOR_SIZE;
-
-	return req->sector <= lim->sectors &&
-	       nr_sectors <= lim->sectors - req->sector;
+	if (!lim->discard)
+		return BLKIF_RSP_EOPNOTSUPP;
+	if (lim->readonly || req->nr_sectors == 0 ||
+	    !inside(req->sector, req->nr_sectors, lim->sectors))
+		return BLKIF_RSP_ERROR;
+	/* BLKIF_DISCARD_SECURE is ignored: discard-secure is never offered. */
+	return BLKIF_RSP_OKAY;
 }
 
-static int check_data_request(const struct blk_request *req,
-			      const struct blk_limits *lim, bool need_data)
+static int check_indirect(const struct blk_request *req,
+			  const struct blk_limits *lim)
 {
-	if (req->nr_segments > BLKIF_MAX_SEGMENTS_PER_REQUEST)
+	if (!lim->max_indirect_segments)
+		return BLKIF_RSP_EOPNOTSUPP;
+	if (req->indirect_op != BLKIF_OP_READ &&
+	    req->indirect_op != BLKIF_OP_WRITE)
 		return BLKIF_RSP_ERROR;
-	if (need_data && req->nr_segments == 0)
-		return BLKIF_RSP_ERROR;
-	if (!segments_valid(req) || !range_inside(req, lim))
-		return BLKIF_RSP_ERROR;
-	if (blk_request_writes(req) && lim->readonly)
+	if (req->nr_segments == 0 ||
+	    req->nr_segments > lim->max_indirect_segments)
 		return BLKIF_RSP_ERROR;
 	return BLKIF_RSP_OKAY;
 }
@@ -55,15 +41,47 @@ int blk_request_check(const struct blk_request *req,
 	switch (req->operation) {
 	case BLKIF_OP_READ:
 	case BLKIF_OP_WRITE:
-		return check_data_request(req, lim, true);
+		if (req->nr_segments == 0)
+			return BLKIF_RSP_ERROR;
+		break;
+	case BLKIF_OP_WRITE_BARRIER:
+		if (!lim->barrier)
+			return BLKIF_RSP_EOPNOTSUPP;
+		break;
 	case BLKIF_OP_FLUSH_DISKCACHE:
 		/*
 		 * Linux blkfront sends preflush/FUA writes as a flush that
 		 * carries segments; an empty flush carries none.
 		 */
-		return check_data_request(req, lim, false);
+		break;
+	case BLKIF_OP_DISCARD:
+		return check_discard(req, lim);
+	case BLKIF_OP_INDIRECT:
+		return check_indirect(req, lim);
 	default:
-		/* Barrier, discard and indirect are not offered. */
 		return BLKIF_RSP_EOPNOTSUPP;
 	}
+	if (req->nr_segments > BLKIF_MAX_SEGMENTS_PER_REQUEST)
+		return BLKIF_RSP_ERROR;
+	return BLKIF_RSP_OKAY;
+}
+
+int blk_request_check_segments(const struct blk_request *req,
+			       const struct blk_segment *seg,
+			       const struct blk_limits *lim)
+{
+	uint32_t per_page = BLKIF_PAGE_SIZE / lim->sector_size;
+	uint64_t sectors = 0;
+
+	for (unsigned int i = 0; i < req->nr_segments; i++) {
+		if (seg[i].first_sect > seg[i].last_sect ||
+		    seg[i].last_sect >= per_page)
+			return BLKIF_RSP_ERROR;
+		sectors += seg[i].last_sect - seg[i].first_sect + 1u;
+	}
+	if (!inside(req->sector, sectors, lim->sectors))
+		return BLKIF_RSP_ERROR;
+	if (blk_request_writes(req) && lim->readonly)
+		return BLKIF_RSP_ERROR;
+	return BLKIF_RSP_OKAY;
 }

@@ -48,16 +48,39 @@ static void copy_segments(struct blk_request *req,
 
 /*
  * Both ABIs carry the same fields at different offsets; one macro keeps
- * the two conversions identical. @slot is already a private copy.
+ * the two conversions identical. @slot is already a private copy, and the
+ * layout is chosen by its operation byte.
  */
-#define CONVERT_SLOT(req, slot)                                      \
-	do {                                                         \
-		(req)->operation = (slot)->rw.operation;             \
-		(req)->nr_segments = (slot)->rw.nr_segments;         \
-		(req)->handle = (slot)->rw.handle;                   \
-		(req)->id = (slot)->rw.id;                           \
-		(req)->sector = (slot)->rw.sector_number;            \
-		copy_segments((req), (slot)->rw.seg);                \
+#define CONVERT_SLOT(req, slot)                                             \
+	do {                                                                \
+		memset((req), 0, sizeof(*(req)));                           \
+		(req)->operation = (slot)->rw.operation;                    \
+		switch ((req)->operation) {                                 \
+		case BLKIF_OP_DISCARD:                                      \
+			(req)->discard_flags = (slot)->discard.flag;        \
+			(req)->handle = (slot)->discard.handle;             \
+			(req)->id = (slot)->discard.id;                     \
+			(req)->sector = (slot)->discard.sector_number;      \
+			(req)->nr_sectors = (slot)->discard.nr_sectors;     \
+			break;                                              \
+		case BLKIF_OP_INDIRECT:                                     \
+			(req)->indirect_op = (slot)->indirect.indirect_op;  \
+			(req)->nr_segments = (slot)->indirect.nr_segments;  \
+			(req)->handle = (slot)->indirect.handle;            \
+			(req)->id = (slot)->indirect.id;                    \
+			(req)->sector = (slot)->indirect.sector_number;     \
+			memcpy((req)->indirect_grefs,                       \
+			       (slot)->indirect.indirect_grefs,             \
+			       sizeof((req)->indirect_grefs));              \
+			break;                                              \
+		default:                                                    \
+			(req)->nr_segments = (slot)->rw.nr_segments;        \
+			(req)->handle = (slot)->rw.handle;                  \
+			(req)->id = (slot)->rw.id;                          \
+			(req)->sector = (slot)->rw.sector_number;           \
+			copy_segments((req), (slot)->rw.seg);               \
+			break;                                              \
+		}                                                           \
 	} while (0)
 
 static RING_IDX *req_cons(struct blk_ring *ring)

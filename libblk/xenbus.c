@@ -165,15 +165,32 @@ static int fill_init_wait(struct xs_handle *xs, xs_transaction_t t,
 	int ret;
 
 	ret = write_in(xs, t, be, "feature-flush-cache", "%d", f->flush);
-	/* Offered later; say so explicitly rather than by omission. */
 	if (ret == 0)
-		ret = write_in(xs, t, be, "feature-barrier", "0");
+		ret = write_in(xs, t, be, "feature-barrier", "%d", f->barrier);
 	if (ret == 0)
-		ret = write_in(xs, t, be, "feature-discard", "0");
+		ret = write_in(xs, t, be, "feature-persistent", "%d",
+			       f->persistent);
 	if (ret == 0)
-		ret = write_in(xs, t, be, "feature-persistent", "0");
+		ret = write_in(xs, t, be, "feature-discard", "%d", f->discard);
+	/* blkif.h: both or neither, or a frontend may call it an error. */
+	if (ret == 0 && f->discard)
+		ret = write_in(xs, t, be, "discard-granularity", "%u",
+			       f->discard_granularity);
+	if (ret == 0 && f->discard)
+		ret = write_in(xs, t, be, "discard-alignment", "%u",
+			       f->discard_alignment);
+	if (ret == 0 && f->discard)
+		ret = write_in(xs, t, be, "discard-secure", "0");
+	/* blkif.h: a backend without indirect must not create the node. */
+	if (ret == 0 && f->max_indirect_segments)
+		ret = write_in(xs, t, be, "feature-max-indirect-segments",
+			       "%u", f->max_indirect_segments);
 	if (ret == 0)
-		ret = write_in(xs, t, be, "max-ring-page-order", "0");
+		ret = write_in(xs, t, be, "max-ring-page-order", "%u",
+			       f->max_ring_order);
+	if (ret == 0)
+		ret = write_in(xs, t, be, "multi-queue-max-queues", "%u",
+			       f->max_queues);
 	if (ret == 0)
 		ret = write_in(xs, t, be, "state", "%d", XenbusStateInitWait);
 	return ret;
@@ -207,46 +224,101 @@ static int read_abi(struct xs_handle *xs, const char *fe, enum blkif_abi *abi)
 	return ret;
 }
 
-/* A node that must be absent or say 0/1: this backend offers one ring. */
-static int check_single(struct xs_handle *xs, const char *fe, const char *key,
-			uint64_t allowed)
+/* An optional number: @dflt when absent, -EINVAL when above @max. */
+static int read_optional(struct xs_handle *xs, const char *dir,
+			 const char *key, uint64_t max, uint64_t dflt,
+			 uint64_t *out)
 {
-	uint64_t v;
-	int ret = xenbus_read_uint(xs, fe, key, UINT32_MAX, &v);
+	int ret = xenbus_read_uint(xs, dir, key, max, out);
 
-	if (ret == -ENOENT)
+	if (ret == -ENOENT) {
+		*out = dflt;
 		return 0;
-	if (ret < 0)
-		return ret;
-	return v <= allowed ? 0 : -EINVAL;
+	}
+	return ret;
 }
 
-int blk_xenbus_read_frontend(struct xs_handle *xs, const char *fe,
-			     struct blk_frontend_ring *ring, const char **what)
+static bool read_bool(struct xs_handle *xs, const char *dir, const char *key)
+{
+	uint64_t v;
+
+	return xenbus_read_uint(xs, dir, key, 1, &v) == 0 && v == 1;
+}
+
+/*
+ * One queue's ring references and event channel in @dir: "ring-ref" for a
+ * one-page ring, "ring-ref0".."ring-refN-1" otherwise.
+ */
+static int read_queue(struct xs_handle *xs, const char *dir,
+		      unsigned int order, struct blk_frontend_queue *q,
+		      char *what, size_t what_len)
 {
 	uint64_t v;
 	int ret;
 
-	*what = "ring-page-order";
-	ret = check_single(xs, fe, "ring-page-order", 0);
+	for (unsigned int i = 0; i < (1u << order); i++) {
+		char key[16];
+
+		if (order == 0)
+			snprintf(key, sizeof(key), "ring-ref");
+		else
+			snprintf(key, sizeof(key), "ring-ref%u", i);
+		snprintf(what, what_len, "%s/%s", dir, key);
+		ret = xenbus_read_uint(xs, dir, key, UINT32_MAX, &v);
+		if (ret < 0)
+			return ret;
+		q->ring_refs[i] = (uint32_t)v;
+	}
+	snprintf(what, what_len, "%s/event-channel", dir);
+	ret = xenbus_read_uint(xs, dir, "event-channel", UINT32_MAX, &v);
 	if (ret < 0)
 		return ret;
-	*what = "multi-queue-num-queues";
-	ret = check_single(xs, fe, "multi-queue-num-queues", 1);
+	q->event_channel = (uint32_t)v;
+	return 0;
+}
+
+int blk_xenbus_read_frontend(struct xs_handle *xs, const char *fe,
+			     const struct blk_backend_features *f,
+			     struct blk_frontend *out, char *what,
+			     size_t what_len)
+{
+	uint64_t v;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(what, what_len, "%s/ring-page-order", fe);
+	ret = read_optional(xs, fe, "ring-page-order", f->max_ring_order, 0,
+			    &v);
 	if (ret < 0)
 		return ret;
-	*what = "ring-ref";
-	ret = xenbus_read_uint(xs, fe, "ring-ref", UINT32_MAX, &v);
+	out->ring_order = (unsigned int)v;
+	snprintf(what, what_len, "%s/multi-queue-num-queues", fe);
+	ret = read_optional(xs, fe, "multi-queue-num-queues", f->max_queues, 1,
+			    &v);
+	if (ret < 0 || v == 0)
+		return ret < 0 ? ret : -EINVAL;
+	out->nr_queues = (unsigned int)v;
+	snprintf(what, what_len, "%s/protocol", fe);
+	ret = read_abi(xs, fe, &out->abi);
 	if (ret < 0)
 		return ret;
-	ring->ring_ref = (uint32_t)v;
-	*what = "event-channel";
-	ret = xenbus_read_uint(xs, fe, "event-channel", UINT32_MAX, &v);
-	if (ret < 0)
-		return ret;
-	ring->event_channel = (uint32_t)v;
-	*what = "protocol";
-	return read_abi(xs, fe, &ring->abi);
+	out->persistent = f->persistent && read_bool(xs, fe, "feature-persistent");
+	out->large_sectors = read_bool(xs, fe, "feature-large-sector-size");
+
+	/* With one queue the keys are at the top; with more, per queue. */
+	if (out->nr_queues == 1)
+		return read_queue(xs, fe, out->ring_order, &out->queue[0], what,
+				  what_len);
+	for (unsigned int i = 0; i < out->nr_queues; i++) {
+		char dir[XENBUS_PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s/queue-%u", fe, i);
+		ret = read_queue(xs, dir, out->ring_order, &out->queue[i], what,
+				 what_len);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 static int fill_connected(struct xs_handle *xs, xs_transaction_t t,
@@ -272,4 +344,20 @@ int blk_xenbus_connected(struct xs_handle *xs, const char *be,
 			 const struct blk_disk_info *disk)
 {
 	return transact_on_backend(xs, be, fill_connected, disk);
+}
+
+static int fill_resized(struct xs_handle *xs, xs_transaction_t t,
+			const char *be, const void *arg)
+{
+	const uint64_t *sectors = arg;
+	int ret = write_in(xs, t, be, "sectors", "%" PRIu64, *sectors);
+
+	if (ret == 0)
+		ret = write_in(xs, t, be, "state", "%d", XenbusStateConnected);
+	return ret;
+}
+
+int blk_xenbus_resized(struct xs_handle *xs, const char *be, uint64_t sectors)
+{
+	return transact_on_backend(xs, be, fill_resized, &sectors);
 }

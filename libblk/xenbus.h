@@ -12,6 +12,7 @@
 #define LIBBLK_XENBUS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <xen/io/xenbus.h>
 #include <xenstore.h>
@@ -40,28 +41,52 @@ int xenbus_switch_state(struct xs_handle *xs, const char *be,
 /* Features and transport limits published at InitWait. */
 struct blk_backend_features {
 	bool flush;
+	bool barrier;
+	bool persistent;
+	bool discard;
+	uint32_t discard_granularity; /* bytes */
+	uint32_t discard_alignment;   /* bytes */
+	uint16_t max_indirect_segments; /* 0: no BLKIF_OP_INDIRECT */
+	unsigned int max_ring_order;
+	unsigned int max_queues;
 };
 
 /* Publish @f and move to InitWait, in one transaction. */
 int blk_xenbus_init_wait(struct xs_handle *xs, const char *be,
 			 const struct blk_backend_features *f);
 
-/* What the frontend wrote for one ring. */
-struct blk_frontend_ring {
-	uint32_t ring_ref;
+/* The most queues a frontend may ask for. */
+#define BLK_MAX_QUEUES 64
+#define BLK_MAX_RING_REFS 16
+
+/* What the frontend wrote for one queue. */
+struct blk_frontend_queue {
+	uint32_t ring_refs[BLK_MAX_RING_REFS];
 	uint32_t event_channel;
+};
+
+/* What the frontend wrote for the whole device. */
+struct blk_frontend {
+	unsigned int nr_queues;
+	unsigned int ring_order;
 	enum blkif_abi abi;
+	bool persistent;
+	bool large_sectors;
+	struct blk_frontend_queue queue[BLK_MAX_QUEUES];
 };
 
 /*
- * Read the frontend's ring parameters from @fe. On -EINVAL or -ENOENT,
- * *@what names the node at fault.
+ * Read the frontend's connection parameters from @fe, within what @f
+ * offered. On -EINVAL or -ENOENT, @what (of @what_len bytes) names the
+ * node at fault.
  */
 int blk_xenbus_read_frontend(struct xs_handle *xs, const char *fe,
-			     struct blk_frontend_ring *ring, const char **what);
+			     const struct blk_backend_features *f,
+			     struct blk_frontend *out, char *what,
+			     size_t what_len);
 
 struct blk_disk_info {
-	uint64_t sectors;
+	uint64_t sectors; /* in sector_size units */
 	unsigned int info; /* VDISK_* */
 	unsigned int sector_size;
 	unsigned int physical_sector_size;
@@ -70,5 +95,11 @@ struct blk_disk_info {
 /* Publish the disk's properties and move to Connected, in one transaction. */
 int blk_xenbus_connected(struct xs_handle *xs, const char *be,
 			 const struct blk_disk_info *disk);
+
+/*
+ * Online resize: the new size and the state re-written in one transaction,
+ * so the frontend's state watch fires and it re-reads sectors.
+ */
+int blk_xenbus_resized(struct xs_handle *xs, const char *be, uint64_t sectors);
 
 #endif /* LIBBLK_XENBUS_H */

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Connections: one shared ring, its event channel, and the per-request
+ * state that serves it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "libblk/engine-internal.h"
+
+/*
+ * Bounce memory a connection may hold: a full ring of 11-segment requests,
+ * or four of the largest indirect requests, whichever is more, within
+ * 64 MiB.
+ */
+#define BOUNCE_MAX_PAGES 16384u
+
+static unsigned int bounce_cap(const struct blk_conn *c)
+{
+	unsigned int direct = c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	unsigned int indirect = 4u * c->limits.max_indirect_segments;
+	unsigned int cap = direct > indirect ? direct : indirect;
+
+	return cap < BOUNCE_MAX_PAGES ? cap : BOUNCE_MAX_PAGES;
+}
+
+int conn_io_reserve(struct blk_io *io, unsigned int nr)
+{
+	struct blk_segment *segs;
+	struct blkif_request_segment *raw;
+	struct iovec *iov;
+	void **pages;
+
+	if (nr <= io->cap_segs)
+		return 0;
+	segs = reallocarray(io->ind_segs, nr, sizeof(*segs));
+	if (segs)
+		io->ind_segs = segs;
+	raw = reallocarray(io->ind_raw, blk_indirect_pages((uint16_t)nr),
+			   BLKIF_PAGE_SIZE);
+	if (raw)
+		io->ind_raw = raw;
+	iov = reallocarray(io->iov, nr, sizeof(*iov));
+	if (iov)
+		io->iov = iov;
+	pages = reallocarray(io->pages, nr, sizeof(*pages));
+	if (pages)
+		io->pages = pages;
+	if (!segs || !raw || !iov || !pages)
+		return -ENOMEM;
+	io->cap_segs = nr;
+	return 0;
+}
+
+static int alloc_ios(struct blk_conn *c)
+{
+	c->nr_ios = blk_ring_size(&c->ring);
+	c->ios = calloc(c->nr_ios, sizeof(*c->ios));
+	if (!c->ios)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < c->nr_ios; i++) {
+		struct blk_io *io = &c->ios[i];
+
+		io->conn = c;
+		if (conn_io_reserve(io, BLKIF_MAX_SEGMENTS_PER_REQUEST) < 0)
+			return -ENOMEM;
+		io->next = c->free_ios;
+		c->free_ios = io;
+	}
+	return 0;
+}
+
+static void free_ios(struct blk_conn *c)
+{
+	for (unsigned int i = 0; c->ios && i < c->nr_ios; i++) {
+		free(c->ios[i].ind_segs);
+		free(c->ios[i].ind_raw);
+		free(c->ios[i].iov);
+		free(c->ios[i].pages);
+	}
+	free(c->ios);
+}
+
+static int map_ring(struct blk_engine *e, struct blk_conn *c,
+		    const struct blk_conn_params *p)
+{
+	uint32_t refs[BLK_MAX_RING_PAGES];
+
+	if (p->ring_order > BLK_MAX_RING_ORDER)
+		return -EINVAL;
+	c->nr_ring_pages = 1u << p->ring_order;
+	memcpy(refs, p->ring_refs, c->nr_ring_pages * sizeof(refs[0]));
+	/* All pages at once, virtually contiguous, or nothing. */
+	c->sring = xengnttab_map_domain_grant_refs(e->xgt, c->nr_ring_pages,
+						   p->domid, refs,
+						   PROT_READ | PROT_WRITE);
+	if (!c->sring)
+		return errno ? -errno : -EINVAL;
+	return 0;
+}
+
+static int bind_port(struct blk_engine *e, struct blk_conn *c,
+		     const struct blk_conn_params *p)
+{
+	xenevtchn_port_or_error_t port;
+
+	port = xenevtchn_bind_interdomain(e->xce, p->domid, p->remote_port);
+	if (port < 0)
+		return errno ? -errno : -EINVAL;
+	c->port = (evtchn_port_t)port;
+	return 0;
+}
+
+int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
+		struct blk_conn **out)
+{
+	struct blk_conn *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	c->e = e;
+	c->owner = p->owner;
+	c->domid = p->domid;
+	c->fd = p->image_fd;
+	c->limits = p->limits;
+	c->persistent = p->persistent;
+	c->pgrants.free_head = -1;
+
+	ret = map_ring(e, c, p);
+	if (ret == 0)
+		ret = bind_port(e, c, p);
+	if (ret == 0) {
+		blk_ring_attach(&c->ring, c->sring, p->abi,
+				(size_t)c->nr_ring_pages * BLKIF_PAGE_SIZE);
+		ret = alloc_ios(c);
+	}
+	if (ret == 0)
+		ret = blk_bounce_init(&c->bounce, bounce_cap(c));
+	/* blkif.h: the ideal cache holds RING_SIZE * 11 grants. */
+	if (ret == 0 && c->persistent)
+		ret = blk_pgrant_init(&c->pgrants,
+				      c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST,
+				      e->xgt, c->domid);
+	if (ret < 0) {
+		conn_destroy(c);
+		return ret;
+	}
+	*out = c;
+	return 0;
+}
+
+void conn_destroy(struct blk_conn *c)
+{
+	struct blk_engine *e = c->e;
+
+	if (c->persistent)
+		blk_pgrant_destroy(&c->pgrants);
+	blk_bounce_destroy(&c->bounce);
+	free_ios(c);
+	if (c->port)
+		xenevtchn_unbind(e->xce, c->port);
+	if (c->sring)
+		xengnttab_unmap(e->xgt, c->sring, c->nr_ring_pages);
+	free(c);
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's private structures, shared by engine.c (the pass loop),
+ * conn.c (connections) and io.c (the life of one request).
+ */
+#ifndef LIBBLK_ENGINE_INTERNAL_H
+#define LIBBLK_ENGINE_INTERNAL_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <sys/uio.h>
+#include <xenevtchn.h>
+#include <xengnttab.h>
+
+#include "libblk/bounce.h"
+#include "libblk/engine.h"
+#include "libblk/grant_copy.h"
+#include "libblk/pgrant.h"
+#include "libblk/ring.h"
+
+/* A singly linked FIFO of requests. */
+struct blk_io_list {
+	struct blk_io *head, *tail;
+	unsigned int nr;
+};
+
+struct blk_io {
+	struct blk_conn *conn;
+	struct blk_io *next;
+	struct blk_request req;
+	struct blk_segment *segs; /* req.seg, or ind_segs */
+
+	/* Grow-only per-request arrays, sized by the largest request seen. */
+	struct blk_segment *ind_segs;
+	struct blkif_request_segment *ind_raw; /* copies of indirect pages */
+	void **pages;	   /* bounce page or mapped grant, per segment */
+	struct iovec *iov; /* per segment */
+	unsigned int cap_segs;
+
+	bool bounced;	  /* pages[] are bounce pages, not mapped grants */
+	bool holds_pages; /* pages[] must be given back */
+	bool fetched;	  /* indirect segments were read */
+	bool active;	  /* buffers held, I/O under way */
+	bool failed;
+	bool unsupported; /* the image refused the operation */
+	uint8_t cqes_left;
+	uint64_t expect; /* bytes the data SQEs must move */
+	uint64_t moved;
+	unsigned int copy_first; /* this pass's grant-copy segments */
+};
+
+struct blk_conn {
+	struct blk_engine *e;
+	struct blk_conn *next;
+	void *owner;
+
+	struct blk_ring ring;
+	void *sring;
+	unsigned int nr_ring_pages;
+	uint32_t domid;
+	evtchn_port_t port;
+	int fd;
+	struct blk_limits limits;
+
+	struct blk_io *ios;
+	unsigned int nr_ios;
+	struct blk_io *free_ios;
+	unsigned int in_flight;	 /* consumed and not yet answered */
+	unsigned int nr_active;	 /* of those, started */
+	struct blk_io_list parked; /* waiting for pages or a barrier */
+
+	struct blk_bounce bounce;
+	bool persistent;
+	struct blk_pgrant_cache pgrants;
+
+	bool barrier_active; /* a barrier is executing: start nothing else */
+	bool kicked;	     /* the ring may hold new requests */
+	bool must_push;	     /* responses to publish */
+	bool closing;
+	bool broken;
+};
+
+struct blk_engine {
+	struct io_uring uring;
+	xengnttab_handle *xgt;
+	xenevtchn_handle *xce;
+	int evtchn_fd;
+	bool evtchn_armed;
+
+	const struct blk_engine_ops *ops;
+	void *arg;
+
+	struct blk_conn *conns;
+	unsigned int nr_conns;
+
+	/* Per-pass scratch, reused. */
+	struct blk_copy_batch copies;
+	struct blk_io_list done;     /* finished: copy out, then answer */
+	struct blk_io_list ready;    /* consumed, in ring order */
+	struct blk_io_list starting; /* buffers held: submit after copy-in */
+};
+
+static inline void io_list_add(struct blk_io_list *l, struct blk_io *io)
+{
+	io->next = NULL;
+	if (l->tail)
+		l->tail->next = io;
+	else
+		l->head = io;
+	l->tail = io;
+	l->nr++;
+}
+
+static inline struct blk_io *io_list_take_all(struct blk_io_list *l)
+{
+	struct blk_io *head = l->head;
+
+	*l = (struct blk_io_list){ 0 };
+	return head;
+}
+
+/* io.c */
+void io_consume(struct blk_engine *e, struct blk_conn *c, struct blk_io *io);
+void io_fetch_indirect_pages(struct blk_engine *e);
+void io_prepare_ready(struct blk_engine *e);
+/* Give parked requests of @c another chance, oldest first. */
+void io_unpark(struct blk_engine *e, struct blk_conn *c);
+void io_start_all(struct blk_engine *e);
+void io_complete(struct blk_engine *e, struct blk_io *io, int res);
+void io_finish_done(struct blk_engine *e);
+void io_respond(struct blk_io *io, int16_t status);
+void io_release(struct blk_io *io);
+
+/* conn.c */
+int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
+		struct blk_conn **out);
+void conn_destroy(struct blk_conn *c);
+/* Make sure @io can hold @nr segments. */
+int conn_io_reserve(struct blk_io *io, unsigned int nr);
+
+/* engine.c */
+struct io_uring_sqe *engine_get_sqe(struct blk_engine *e);
+
+#endif /* LIBBLK_ENGINE_INTERNAL_H */

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The life of one request: consumed off the ring and checked, its indirect
+ * pages fetched, its buffers found (persistent grants or bounce pages),
+ * its data copied in, its I/O submitted, its data copied out and answered.
+ * Each stage works on a list of every request at that stage in this pass,
+ * so the grant copies and SQEs of a whole pass go out together.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+
+#include "libblk/engine-internal.h"
+
+/* preadv/pwritev accept at most this many iovecs in one call. */
+#define MAX_IOV_PER_SQE 1024u
+
+/* ---- answering ---- */
+
+void io_release(struct blk_io *io)
+{
+	struct blk_conn *c = io->conn;
+
+	if (io->holds_pages) {
+		if (io->bounced)
+			blk_bounce_put(&c->bounce, io->req.nr_segments,
+				       io->pages);
+		else
+			for (unsigned int i = 0; i < io->req.nr_segments; i++)
+				blk_pgrant_put(&c->pgrants, io->segs[i].gref);
+		io->holds_pages = false;
+	}
+}
+
+void io_respond(struct blk_io *io, int16_t status)
+{
+	struct blk_conn *c = io->conn;
+
+	io_release(io);
+	if (io->active) {
+		io->active = false;
+		c->nr_active--;
+		if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
+			c->barrier_active = false;
+	}
+	blk_ring_put_response(&c->ring, io->req.id, io->req.operation, status);
+	c->must_push = true;
+	io->next = c->free_ios;
+	c->free_ios = io;
+	c->in_flight--;
+}
+
+/* ---- consuming ---- */
+
+void io_consume(struct blk_engine *e, struct blk_conn *c, struct blk_io *io)
+{
+	int16_t status = (int16_t)blk_request_check(&io->req, &c->limits);
+
+	io->failed = false;
+	io->unsupported = false;
+	io->fetched = false;
+	io->holds_pages = false;
+	io->active = false;
+	io->segs = io->req.seg;
+	if (status != BLKIF_RSP_OKAY) {
+		io_respond(io, status);
+		return;
+	}
+	if (io->req.operation == BLKIF_OP_INDIRECT &&
+	    conn_io_reserve(io, io->req.nr_segments) < 0) {
+		io_respond(io, BLKIF_RSP_ERROR);
+		return;
+	}
+	/* Indirect or not, requests stay in ring order from here on. */
+	io_list_add(&e->ready, io);
+}
+
+/* ---- indirect requests ---- */
+
+static int queue_indirect_copies(struct blk_engine *e, struct blk_io *io)
+{
+	unsigned int left = io->req.nr_segments;
+	unsigned int pages = blk_indirect_pages(io->req.nr_segments);
+
+	io->copy_first = e->copies.nr;
+	for (unsigned int i = 0; i < pages; i++) {
+		unsigned int n = left < BLKIF_SEGS_PER_INDIRECT_PAGE
+					 ? left
+					 : BLKIF_SEGS_PER_INDIRECT_PAGE;
+		int ret = blk_copy_batch_add(
+			&e->copies, (uint16_t)io->conn->domid,
+			io->req.indirect_grefs[i], 0,
+			io->ind_raw + (size_t)i * BLKIF_SEGS_PER_INDIRECT_PAGE,
+			(uint16_t)(n * sizeof(struct blkif_request_segment)),
+			false);
+
+		if (ret < 0)
+			return ret;
+		left -= n;
+	}
+	return 0;
+}
+
+/* The copies are private: convert them once, then check them. */
+static void take_indirect_segments(struct blk_io *io)
+{
+	for (unsigned int i = 0; i < io->req.nr_segments; i++) {
+		io->ind_segs[i].gref = io->ind_raw[i].gref;
+		io->ind_segs[i].first_sect = io->ind_raw[i].first_sect;
+		io->ind_segs[i].last_sect = io->ind_raw[i].last_sect;
+	}
+	io->segs = io->ind_segs;
+}
+
+/*
+ * The segment lists of every indirect request consumed in this pass, in
+ * one grant copy. A request whose pages cannot be copied is marked failed
+ * and answered when its turn comes.
+ */
+void io_fetch_indirect_pages(struct blk_engine *e)
+{
+	struct blk_io *io;
+	bool any = false;
+	int ret;
+
+	blk_copy_batch_reset(&e->copies);
+	for (io = e->ready.head; io; io = io->next) {
+		if (io->req.operation != BLKIF_OP_INDIRECT || io->fetched)
+			continue;
+		any = true;
+		if (queue_indirect_copies(e, io) < 0)
+			io->failed = true;
+	}
+	if (!any)
+		return;
+	ret = blk_copy_batch_run(&e->copies, e->xgt);
+	for (io = e->ready.head; io; io = io->next) {
+		if (io->req.operation != BLKIF_OP_INDIRECT || io->fetched)
+			continue;
+		io->fetched = true;
+		if (io->failed || ret < 0 ||
+		    !blk_copy_batch_ok(&e->copies, io->copy_first,
+				       blk_indirect_pages(io->req.nr_segments)))
+			io->failed = true;
+		else
+			take_indirect_segments(io);
+	}
+}
+
+/* ---- buffers ---- */
+
+static uint32_t seg_offset(const struct blk_io *io, unsigned int i)
+{
+	return io->segs[i].first_sect * io->conn->limits.sector_size;
+}
+
+static uint32_t seg_bytes(const struct blk_io *io, unsigned int i)
+{
+	return blk_segment_bytes(&io->segs[i], io->conn->limits.sector_size);
+}
+
+/* Map (or find mapped) every segment's page; all or none. */
+static int take_persistent(struct blk_io *io)
+{
+	struct blk_conn *c = io->conn;
+	unsigned int i;
+
+	for (i = 0; i < io->req.nr_segments; i++) {
+		io->pages[i] = blk_pgrant_get(&c->pgrants, io->segs[i].gref);
+		if (!io->pages[i])
+			break;
+	}
+	if (i == io->req.nr_segments)
+		return 0;
+	while (i-- > 0)
+		blk_pgrant_put(&c->pgrants, io->segs[i].gref);
+	return errno == ENOSPC ? -ENOSPC : -EINVAL;
+}
+
+/*
+ * Find memory for the data. Returns 0, -ENOBUFS when the request must wait
+ * for pages, or another -errno when it cannot be served.
+ */
+static int take_buffers(struct blk_io *io)
+{
+	struct blk_conn *c = io->conn;
+	int ret;
+
+	if (io->req.nr_segments == 0)
+		return 0;
+	if (c->persistent) {
+		ret = take_persistent(io);
+		if (ret == 0) {
+			io->bounced = false;
+			io->holds_pages = true;
+			for (unsigned int i = 0; i < io->req.nr_segments; i++)
+				io->iov[i] = (struct iovec){
+					(uint8_t *)io->pages[i] +
+						seg_offset(io, i),
+					seg_bytes(io, i)
+				};
+			return 0;
+		}
+		/* A cache full of busy grants: copy this one instead. */
+		if (ret != -ENOSPC)
+			return ret;
+	}
+	ret = blk_bounce_get(&c->bounce, io->req.nr_segments, io->pages);
+	if (ret < 0)
+		return ret;
+	io->bounced = true;
+	io->holds_pages = true;
+	for (unsigned int i = 0; i < io->req.nr_segments; i++)
+		io->iov[i] = (struct iovec){ io->pages[i], seg_bytes(io, i) };
+	return 0;
+}
+
+static int queue_copies(struct blk_engine *e, struct blk_io *io, bool to_guest)
+{
+	io->copy_first = e->copies.nr;
+	for (unsigned int i = 0; i < io->req.nr_segments; i++) {
+		int ret = blk_copy_batch_add(
+			&e->copies, (uint16_t)io->conn->domid,
+			io->segs[i].gref, (uint16_t)seg_offset(io, i),
+			io->pages[i], (uint16_t)seg_bytes(io, i), to_guest);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static bool needs_copy(const struct blk_io *io)
+{
+	return io->bounced && io->holds_pages;
+}
+
+/*
+ * A barrier starts only when everything consumed before it has been
+ * answered; while it runs, nothing else of its connection starts.
+ */
+static bool must_wait(const struct blk_io *io)
+{
+	const struct blk_conn *c = io->conn;
+
+	if (c->barrier_active)
+		return true;
+	if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
+		return c->nr_active > 0;
+	return false;
+}
+
+/*
+ * Returns true when @io holds its buffers and may start, false when it was
+ * parked or answered.
+ */
+static bool prepare_one(struct blk_engine *e, struct blk_io *io)
+{
+	struct blk_conn *c = io->conn;
+	int16_t status;
+	int ret;
+
+	if (io->failed) {
+		io_respond(io, BLKIF_RSP_ERROR);
+		return false;
+	}
+	if (io->req.operation != BLKIF_OP_DISCARD) {
+		status = (int16_t)blk_request_check_segments(&io->req, io->segs,
+							     &c->limits);
+		if (status != BLKIF_RSP_OKAY) {
+			io_respond(io, status);
+			return false;
+		}
+	}
+	if (must_wait(io)) {
+		io_list_add(&c->parked, io);
+		return false;
+	}
+	ret = take_buffers(io);
+	if (ret == -ENOBUFS) {
+		io_list_add(&c->parked, io);
+		return false;
+	}
+	if (ret < 0) {
+		io_respond(io, BLKIF_RSP_ERROR);
+		return false;
+	}
+	if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
+		c->barrier_active = true;
+	io->active = true;
+	c->nr_active++;
+	return true;
+}
+
+/*
+ * Requests keep their ring order within a connection: behind a parked
+ * request, every later one parks too.
+ */
+void io_prepare_ready(struct blk_engine *e)
+{
+	struct blk_io *io, *next;
+
+	blk_copy_batch_reset(&e->copies);
+	for (io = io_list_take_all(&e->ready); io; io = next) {
+		next = io->next;
+		if (io->conn->parked.nr) {
+			io_list_add(&io->conn->parked, io);
+			continue;
+		}
+		if (!prepare_one(e, io))
+			continue;
+		if (needs_copy(io) && blk_request_writes(&io->req) &&
+		    queue_copies(e, io, false) < 0)
+			io->failed = true;
+		io_list_add(&e->starting, io);
+	}
+}
+
+void io_unpark(struct blk_engine *e, struct blk_conn *c)
+{
+	struct blk_io *io = io_list_take_all(&c->parked);
+
+	while (io) {
+		struct blk_io *next = io->next;
+
+		io_list_add(&e->ready, io);
+		io = next;
+	}
+}
+
+/* ---- submission ---- */
+
+static void prep_data_chunk(struct blk_io *io, struct io_uring_sqe *sqe,
+			    unsigned int first, unsigned int n, uint64_t off)
+{
+	if (blk_request_op(&io->req) == BLKIF_OP_READ)
+		io_uring_prep_readv(sqe, io->conn->fd, &io->iov[first], n, off);
+	else
+		io_uring_prep_writev(sqe, io->conn->fd, &io->iov[first], n,
+				     off);
+}
+
+static unsigned int data_chunks(const struct blk_io *io)
+{
+	return (io->req.nr_segments + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE;
+}
+
+/*
+ * One SQE per 1024 segments, then fdatasync for flushes and barriers,
+ * linked so the sync starts only after the data is written. All of a
+ * request's SQEs are taken together so a link never spans a submit.
+ */
+static void start_rw(struct blk_engine *e, struct blk_io *io)
+{
+	unsigned int chunks = data_chunks(io);
+	bool sync = blk_request_syncs(&io->req);
+	uint64_t off = io->req.sector * io->conn->limits.sector_size;
+	struct io_uring_sqe *sqe;
+
+	io->cqes_left = (uint8_t)(chunks + sync);
+	io->expect = 0;
+	io->moved = 0;
+	if (io_uring_sq_space_left(&e->uring) < io->cqes_left)
+		io_uring_submit(&e->uring);
+	for (unsigned int c = 0; c < chunks; c++) {
+		unsigned int first = c * MAX_IOV_PER_SQE;
+		unsigned int n = io->req.nr_segments - first;
+		uint64_t bytes = 0;
+
+		if (n > MAX_IOV_PER_SQE)
+			n = MAX_IOV_PER_SQE;
+		sqe = io_uring_get_sqe(&e->uring);
+		prep_data_chunk(io, sqe, first, n, off);
+		io_uring_sqe_set_data(sqe, io);
+		if (sync || c + 1 < chunks)
+			sqe->flags |= IOSQE_IO_LINK;
+		for (unsigned int i = first; i < first + n; i++)
+			bytes += io->iov[i].iov_len;
+		off += bytes;
+		io->expect += bytes;
+	}
+	if (sync) {
+		sqe = io_uring_get_sqe(&e->uring);
+		io_uring_prep_fsync(sqe, io->conn->fd, IORING_FSYNC_DATASYNC);
+		io_uring_sqe_set_data(sqe, io);
+	}
+}
+
+static void start_discard(struct blk_engine *e, struct blk_io *io)
+{
+	uint32_t ss = io->conn->limits.sector_size;
+	struct io_uring_sqe *sqe = engine_get_sqe(e);
+
+	io->cqes_left = 1;
+	io->expect = io->moved = 0;
+	io_uring_prep_fallocate(sqe, io->conn->fd,
+				FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				(off_t)(io->req.sector * ss),
+				(off_t)(io->req.nr_sectors * ss));
+	io_uring_sqe_set_data(sqe, io);
+}
+
+void io_start_all(struct blk_engine *e)
+{
+	struct blk_io *io, *next, *list = io_list_take_all(&e->starting);
+	int ret = blk_copy_batch_run(&e->copies, e->xgt);
+
+	for (io = list; io; io = next) {
+		next = io->next;
+		if (io->failed ||
+		    (needs_copy(io) && blk_request_writes(&io->req) &&
+		     (ret < 0 || !blk_copy_batch_ok(&e->copies, io->copy_first,
+						    io->req.nr_segments)))) {
+			io_respond(io, BLKIF_RSP_ERROR);
+			continue;
+		}
+		if (io->req.operation == BLKIF_OP_DISCARD)
+			start_discard(e, io);
+		else
+			start_rw(e, io);
+	}
+}
+
+/* ---- completion ---- */
+
+void io_complete(struct blk_engine *e, struct blk_io *io, int res)
+{
+	/* A filesystem that cannot punch holes: the guest may stop asking. */
+	if (res == -EOPNOTSUPP && io->req.operation == BLKIF_OP_DISCARD)
+		io->unsupported = true;
+	if (res < 0)
+		io->failed = true;
+	else
+		io->moved += (uint64_t)res;
+	if (--io->cqes_left)
+		return;
+	if (io->moved != io->expect)
+		io->failed = true;
+	io_list_add(&e->done, io);
+}
+
+void io_finish_done(struct blk_engine *e)
+{
+	struct blk_io *io, *next, *list = io_list_take_all(&e->done);
+	int ret;
+
+	if (!list)
+		return;
+	blk_copy_batch_reset(&e->copies);
+	for (io = list; io; io = io->next)
+		if (!io->failed && needs_copy(io) &&
+		    blk_request_op(&io->req) == BLKIF_OP_READ &&
+		    queue_copies(e, io, true) < 0)
+			io->failed = true;
+	ret = blk_copy_batch_run(&e->copies, e->xgt);
+
+	for (io = list; io; io = next) {
+		bool ok = !io->failed;
+
+		next = io->next;
+		if (ok && needs_copy(io) &&
+		    blk_request_op(&io->req) == BLKIF_OP_READ)
+			ok = ret == 0 &&
+			     blk_copy_batch_ok(&e->copies, io->copy_first,
+					       io->req.nr_segments);
+		io_respond(io, ok ? BLKIF_RSP_OKAY
+			       : io->unsupported ? BLKIF_RSP_EOPNOTSUPP
+						 : BLKIF_RSP_ERROR);
+	}
+}

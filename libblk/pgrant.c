@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The persistent-grant cache: a chained hash on the grant reference and an
+ * LRU list of idle mappings, both over one array of entries.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "libblk/pgrant.h"
+
+struct blk_pgrant_entry {
+	uint32_t gref;
+	uint32_t users;
+	void *addr;
+	int32_t hnext;		   /* hash chain, or free list */
+	int32_t lru_prev, lru_next; /* valid while idle */
+};
+
+static uint32_t bucket_of(const struct blk_pgrant_cache *c, uint32_t gref)
+{
+	return (gref * 2654435761u) & (c->nr_buckets - 1);
+}
+
+int blk_pgrant_init(struct blk_pgrant_cache *c, uint32_t cap,
+		    xengnttab_handle *xgt, uint32_t domid)
+{
+	*c = (struct blk_pgrant_cache){
+		.cap = cap, .xgt = xgt, .domid = domid,
+		.free_head = -1, .lru_head = -1, .lru_tail = -1,
+	};
+	c->nr_buckets = 1;
+	while (c->nr_buckets < 2 * cap)
+		c->nr_buckets <<= 1;
+	c->entries = calloc(cap, sizeof(*c->entries));
+	c->buckets = malloc(c->nr_buckets * sizeof(*c->buckets));
+	if (!c->entries || !c->buckets) {
+		free(c->entries);
+		free(c->buckets);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < c->nr_buckets; i++)
+		c->buckets[i] = -1;
+	for (uint32_t i = cap; i-- > 0;) {
+		c->entries[i].hnext = c->free_head;
+		c->free_head = (int32_t)i;
+	}
+	return 0;
+}
+
+static void lru_unlink(struct blk_pgrant_cache *c, int32_t i)
+{
+	struct blk_pgrant_entry *e = &c->entries[i];
+
+	if (e->lru_prev >= 0)
+		c->entries[e->lru_prev].lru_next = e->lru_next;
+	else
+		c->lru_head = e->lru_next;
+	if (e->lru_next >= 0)
+		c->entries[e->lru_next].lru_prev = e->lru_prev;
+	else
+		c->lru_tail = e->lru_prev;
+}
+
+static void lru_append(struct blk_pgrant_cache *c, int32_t i)
+{
+	struct blk_pgrant_entry *e = &c->entries[i];
+
+	e->lru_next = -1;
+	e->lru_prev = c->lru_tail;
+	if (c->lru_tail >= 0)
+		c->entries[c->lru_tail].lru_next = i;
+	else
+		c->lru_head = i;
+	c->lru_tail = i;
+}
+
+static int32_t lookup(const struct blk_pgrant_cache *c, uint32_t gref)
+{
+	int32_t i = c->buckets[bucket_of(c, gref)];
+
+	while (i >= 0 && c->entries[i].gref != gref)
+		i = c->entries[i].hnext;
+	return i;
+}
+
+static void unhash(struct blk_pgrant_cache *c, int32_t i)
+{
+	int32_t *pp = &c->buckets[bucket_of(c, c->entries[i].gref)];
+
+	while (*pp != i)
+		pp = &c->entries[*pp].hnext;
+	*pp = c->entries[i].hnext;
+}
+
+/* Unmap the oldest idle mapping and return its entry, or -1. */
+static int32_t evict(struct blk_pgrant_cache *c)
+{
+	int32_t i = c->lru_head;
+
+	if (i < 0)
+		return -1;
+	lru_unlink(c, i);
+	unhash(c, i);
+	xengnttab_unmap(c->xgt, c->entries[i].addr, 1);
+	c->nr--;
+	return i;
+}
+
+static int32_t take_entry(struct blk_pgrant_cache *c)
+{
+	int32_t i = c->free_head;
+
+	if (i >= 0) {
+		c->free_head = c->entries[i].hnext;
+		return i;
+	}
+	return evict(c);
+}
+
+void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
+{
+	int32_t i = lookup(c, gref);
+	struct blk_pgrant_entry *e;
+	void *addr;
+
+	if (i >= 0) {
+		e = &c->entries[i];
+		if (e->users++ == 0)
+			lru_unlink(c, i);
+		return e->addr;
+	}
+	i = take_entry(c);
+	if (i < 0) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	/* blkif.h: persistent grants are always mapped writable. */
+	addr = xengnttab_map_grant_ref(c->xgt, c->domid, gref,
+				       PROT_READ | PROT_WRITE);
+	e = &c->entries[i];
+	if (!addr) {
+		int err = errno ? errno : EINVAL;
+
+		e->hnext = c->free_head;
+		c->free_head = i;
+		errno = err;
+		return NULL;
+	}
+	*e = (struct blk_pgrant_entry){ .gref = gref, .users = 1, .addr = addr };
+	e->hnext = c->buckets[bucket_of(c, gref)];
+	c->buckets[bucket_of(c, gref)] = i;
+	c->nr++;
+	return addr;
+}
+
+void blk_pgrant_put(struct blk_pgrant_cache *c, uint32_t gref)
+{
+	int32_t i = lookup(c, gref);
+
+	if (i >= 0 && --c->entries[i].users == 0)
+		lru_append(c, i);
+}
+
+void blk_pgrant_destroy(struct blk_pgrant_cache *c)
+{
+	for (uint32_t b = 0; c->buckets && b < c->nr_buckets; b++)
+		for (int32_t i = c->buckets[b]; i >= 0; i = c->entries[i].hnext)
+			xengnttab_unmap(c->xgt, c->entries[i].addr, 1);
+	free(c->entries);
+	free(c->buckets);
+	*c = (struct blk_pgrant_cache){ .free_head = -1 };
+}
