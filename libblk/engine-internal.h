@@ -43,6 +43,7 @@ struct blk_io {
 	bool active;	  /* buffers held, I/O under way */
 	bool failed;
 	bool unsupported; /* the image refused the operation */
+	bool efault;	  /* I/O on mapped grants was refused */
 	uint8_t cqes_left;
 	uint64_t expect; /* bytes the data SQEs must move */
 	uint64_t moved;

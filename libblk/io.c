@@ -58,6 +58,7 @@ void io_consume(struct blk_engine *e, struct blk_conn *c, struct blk_io *io)
 	int16_t status = (int16_t)blk_request_check(&io->req, &c->limits);
 
 	io->failed = false;
+	io->efault = false;
 	io->unsupported = false;
 	io->fetched = false;
 	io->holds_pages = false;
@@ -426,6 +427,8 @@ void io_start_all(struct blk_engine *e)
 
 void io_complete(struct blk_engine *e, struct blk_io *io, int res)
 {
+	if (res == -EFAULT && !io->bounced)
+		io->efault = true;
 	/* A filesystem that cannot punch holes: the guest may stop asking. */
 	if (res == -EOPNOTSUPP && io->req.operation == BLKIF_OP_DISCARD)
 		io->unsupported = true;
@@ -440,6 +443,25 @@ void io_complete(struct blk_engine *e, struct blk_io *io, int res)
 	io_list_add(&e->done, io);
 }
 
+/*
+ * The host could not do I/O on mapped grant pages (a kernel whose gntdev
+ * mappings refuse direct I/O). Serve this connection by grant copy from
+ * now on, and run the request again that way instead of failing it.
+ */
+static void retry_bounced(struct blk_io *io)
+{
+	struct blk_conn *c = io->conn;
+
+	io_release(io);
+	io->active = false;
+	c->nr_active--;
+	if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
+		c->barrier_active = false;
+	c->persistent = false;
+	io->failed = io->efault = false;
+	io_list_add(&c->parked, io);
+}
+
 void io_finish_done(struct blk_engine *e)
 {
 	struct blk_io *io, *next, *list = io_list_take_all(&e->done);
@@ -447,6 +469,15 @@ void io_finish_done(struct blk_engine *e)
 
 	if (!list)
 		return;
+	for (struct blk_io **pp = &list; *pp;) {
+		io = *pp;
+		if (io->efault) {
+			*pp = io->next;
+			retry_bounced(io);
+		} else {
+			pp = &io->next;
+		}
+	}
 	blk_copy_batch_reset(&e->copies);
 	for (io = list; io; io = io->next)
 		if (!io->failed && needs_copy(io) &&
