@@ -1,1 +1,20 @@
-# tools: see top-level Makefile.am
+# tools: the xl hotplug script and the systemd unit (programs may follow).
+
+# libxl runs /etc/xen/scripts/<script=> for each disk; it must be executable.
+dist_xenscript_SCRIPTS = tools/hotplug/blkbackd
+
+# The unit names the daemon by its installed path.  Substituted at make time,
+# not by configure, so that `make install prefix=...` stays consistent.
+systemdsystemunit_DATA = tools/systemd/blkbackd.service
+EXTRA_DIST += tools/systemd/blkbackd.service.in
+CLEANFILES += tools/systemd/blkbackd.service
+
+tools/systemd/blkbackd.service: $(srcdir)/tools/systemd/blkbackd.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	sed -e 's|@sbindir[@]|$(sbindir)|g' \
+		$(srcdir)/tools/systemd/blkbackd.service.in >$@.tmp && \
+	mv -f $@.tmp $@
+
+# Packaging tests: the install layout and the hotplug script.
+TESTS += tests/install.sh tests/hotplug.sh
+EXTRA_DIST += tests/install.sh tests/hotplug.sh

@@ -1,0 +1,125 @@
+#!/bin/sh
+# The xl hotplug script (tools/hotplug/blkbackd) against a real xenstored
+# started by the simulator: "add" reports hotplug-status=connected, "remove"
+# succeeds, and every failure exits non-zero and, where libxl would read it,
+# leaves hotplug-error and hotplug-status=error behind.
+
+: "${top_srcdir:?run this test through make check}"
+: "${top_builddir:?run this test through make check}"
+
+script=$top_srcdir/tools/hotplug/blkbackd
+host=$top_builddir/tools/xensim/xensim-host
+if [ ! -x "$host" ]; then
+	echo "SKIP: $top_builddir/tools/xensim/xensim-host is not built"
+	exit 77
+fi
+
+# Run the script with dash where available: it must not need bash.
+shell='sh'
+command -v dash >/dev/null 2>&1 && shell=dash
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-hotplug.XXXXXX") || exit 99
+cleanup() {
+	"$host" stop "$tmp/sim" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if ! "$host" start "$tmp/sim" >"$tmp/host.log" 2>&1; then
+	cat "$tmp/host.log" >&2
+	echo "ERROR: xensim-host start failed" >&2
+	exit 99
+fi
+# shellcheck disable=SC1091
+. "$tmp/sim/env"
+if [ -z "${XENSTORED_PATH:-}" ]; then
+	echo "ERROR: $tmp/sim/env does not set XENSTORED_PATH" >&2
+	exit 99
+fi
+export XENSTORED_PATH
+
+fails=0
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# run_script XENBUS_PATH ARGS...: run the hotplug script as libxl does;
+# sets and returns $rc, and leaves its stderr in $tmp/err.
+run_script() {
+	bus=$1
+	shift
+	if [ -n "$bus" ]; then
+		XENBUS_PATH=$bus $shell "$script" "$@" 2>"$tmp/err"
+	else
+		(unset XENBUS_PATH; $shell "$script" "$@") 2>"$tmp/err"
+	fi
+	rc=$?
+	return "$rc"
+}
+
+# expect_node PATH VALUE: xenstore holds VALUE at PATH.
+expect_node() {
+	got=$(xenstore-read "$1" 2>/dev/null) || got="(missing)"
+	[ "$got" = "$2" ] || fail "$1 is '$got', expected '$2'"
+}
+
+expect_no_node() {
+	if xenstore-exists "$1" 2>/dev/null; then
+		fail "$1 exists, expected it absent"
+	fi
+}
+
+# A backend directory as libxl leaves it when it runs the script: written
+# by the toolstack, taken to InitWait (2) by blkbackd.
+make_backend() {
+	xenstore-write "$1/frontend-id" 5 "$1/params" /srv/xen/vm1.img \
+		"$1/script" /etc/xen/scripts/blkbackd "$1/online" 1 \
+		"$1/state" 2 || exit 99
+}
+
+# XENBUS_PATH is relative, as libxl passes it: xenstored resolves it
+# against the caller's domain (/local/domain/0).
+be=backend/vbd/5/51712
+make_backend "$be"
+
+run_script "$be" add
+[ "$rc" -eq 0 ] || { cat "$tmp/err" >&2; fail "add exited $rc"; }
+expect_node "/local/domain/0/$be/hotplug-status" connected
+expect_no_node "$be/hotplug-error"
+
+run_script "$be" remove
+[ "$rc" -eq 0 ] || { cat "$tmp/err" >&2; fail "remove exited $rc"; }
+
+run_script "" add
+[ "$rc" -ne 0 ] || fail "add without XENBUS_PATH exited 0"
+grep -q XENBUS_PATH "$tmp/err" || fail "no message naming XENBUS_PATH"
+
+be2=backend/vbd/5/51728
+make_backend "$be2"
+run_script "$be2" frobnicate
+[ "$rc" -ne 0 ] || fail "unknown command exited 0"
+expect_node "$be2/hotplug-status" error
+err=$(xenstore-read "$be2/hotplug-error" 2>/dev/null)
+case $err in
+*frobnicate*) ;;
+*) fail "hotplug-error is '$err', expected it to name the command" ;;
+esac
+
+# A device the toolstack already removed: fail, and create nothing.
+gone=backend/vbd/5/51744
+run_script "$gone" add
+[ "$rc" -ne 0 ] || fail "add for a missing backend directory exited 0"
+expect_no_node "$gone"
+
+# xenstored unreachable: xenstore-write fails, so must the script.
+be3=backend/vbd/5/51760
+make_backend "$be3"
+(XENSTORED_PATH=$tmp/no-such-socket; run_script "$be3" add)
+rc=$?
+[ "$rc" -ne 0 ] || fail "add with xenstored unreachable exited 0"
+expect_no_node "$be3/hotplug-status"
+
+[ "$fails" -eq 0 ] || exit 1
+echo "hotplug script OK ($shell, real xenstored)"
