@@ -257,7 +257,7 @@ static int read_queue(struct xs_handle *xs, const char *dir,
 	int ret;
 
 	for (unsigned int i = 0; i < (1u << order); i++) {
-		char key[16];
+		char key[24];
 
 		if (order == 0)
 			snprintf(key, sizeof(key), "ring-ref");
