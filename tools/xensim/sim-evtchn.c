@@ -184,9 +184,14 @@ static int find_free_port(struct sim_dom *d)
 {
 	uint32_t i;
 
-	for (i = 1; i < SIM_VIRQ_PORT; i++)
-		if (atomic_load(&d->sh->ports[i].state) == SIM_PORT_FREE)
-			return (int)i;
+	for (i = 1; i < SIM_VIRQ_PORT; i++) {
+		if (atomic_load(&d->sh->ports[i].state) != SIM_PORT_FREE)
+			continue;
+		/* Lets pending() scan only the ports ever handed out. */
+		if (atomic_load(&d->sh->hdr.ports_high) <= i)
+			atomic_store(&d->sh->hdr.ports_high, i + 1);
+		return (int)i;
+	}
 	return -ENOSPC;
 }
 
@@ -409,11 +414,15 @@ int sim_port_pending(struct sim_dom *self, struct sim_waker *w)
 {
 	struct sim_port *p;
 	int found = -EAGAIN;
+	uint32_t high = atomic_load(&self->sh->hdr.ports_high);
 	uint32_t i;
 
 	/* Drain first: a wakeup sent after this is for a bit we will see. */
 	sim_waker_drain(w);
 	for (i = 1; i < SIM_NR_PORTS; i++) {
+		/* Past the ports ever allocated, only the VIRQ slot remains. */
+		if (i >= high && i < SIM_VIRQ_PORT)
+			i = SIM_VIRQ_PORT;
 		p = &self->sh->ports[i];
 		if (!owned_by(p, w) || !deliverable(p))
 			continue;

@@ -85,7 +85,8 @@ struct sim_header {
 	_Atomic uint32_t dying;
 	_Atomic uint32_t live_maps;
 	_Atomic uint32_t removed;
-	uint32_t pad[9];
+	_Atomic uint32_t ports_high; /* no port at or above is ever used */
+	uint32_t pad[8];
 };
 
 struct sim_shared {
