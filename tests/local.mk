@@ -1,11 +1,13 @@
 # Unit tests of libblk's pure logic.
-TESTS += tests/test-request tests/test-ring
-check_PROGRAMS += tests/test-request tests/test-ring
+TESTS += tests/test-request tests/test-ring tests/test-ring-random
+check_PROGRAMS += tests/test-request tests/test-ring tests/test-ring-random
 EXTRA_DIST += tests/check.h
 tests_test_request_SOURCES = tests/test-request.c tests/check.h
 tests_test_request_LDADD = libblk/libblk.la
 tests_test_ring_SOURCES = tests/test-ring.c tests/check.h
 tests_test_ring_LDADD = libblk/libblk.la
+tests_test_ring_random_SOURCES = tests/test-ring-random.c tests/check.h
+tests_test_ring_random_LDADD = libblk/libblk.la
 
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh
