@@ -444,7 +444,7 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 
 static void vbd_connect(struct vbd *v)
 {
-	static struct blk_frontend fe; /* large; main thread only */
+	struct blk_frontend fe;
 	struct blk_disk_info disk;
 	char what[VBD_PATH_MAX + 32];
 	int ret;

@@ -29,6 +29,23 @@ static int check_failures;
 		}                                                          \
 	} while (0)
 
+/* Like CHECK and CHECK_EQ, but stop the test: what follows depends on it. */
+#define REQUIRE(cond)                                                      \
+	do {                                                               \
+		int _before = check_failures;                              \
+		CHECK(cond);                                               \
+		if (check_failures != _before)                             \
+			exit(EXIT_FAILURE);                                \
+	} while (0)
+
+#define REQUIRE_EQ(a, b)                                                   \
+	do {                                                               \
+		int _before = check_failures;                              \
+		CHECK_EQ(a, b);                                            \
+		if (check_failures != _before)                             \
+			exit(EXIT_FAILURE);                                \
+	} while (0)
+
 static inline int check_done(const char *name)
 {
 	if (check_failures) {

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <xenstore.h>
 
-#include "tests/xensim-check.h"
+#include "tests/check.h"
 #include "tools/xensim/xensim.h"
 
 static long long now_ms(void)
@@ -67,36 +67,36 @@ int main(void)
 		return 77;
 	}
 	xs = xs_open(0);
-	CHECK(xs != NULL);
+	REQUIRE(xs != NULL);
 
-	CHECK(xs_write(xs, XBT_NULL, "/test/key", "value", 5));
+	REQUIRE(xs_write(xs, XBT_NULL, "/test/key", "value", 5));
 	val = xs_read(xs, XBT_NULL, "/test/key", &len);
-	CHECK(val && len == 5 && !memcmp(val, "value", 5));
+	REQUIRE(val && len == 5 && !memcmp(val, "value", 5));
 	free(val);
 
-	CHECK(xs_watch(xs, "@introduceDomain", "intro"));
-	CHECK(xs_watch(xs, "@releaseDomain", "release"));
-	CHECK(saw_event(xs, "intro")); /* the initial events */
-	CHECK(saw_event(xs, "release"));
+	REQUIRE(xs_watch(xs, "@introduceDomain", "intro"));
+	REQUIRE(xs_watch(xs, "@releaseDomain", "release"));
+	REQUIRE(saw_event(xs, "intro")); /* the initial events */
+	REQUIRE(saw_event(xs, "release"));
 	drain_events(xs);
 
-	CHECK_EQ(xensim_domain_create(dir, 5, 4), 0);
-	CHECK(xs_introduce_domain(xs, 5, 0x1234, 7));
-	CHECK(saw_event(xs, "intro"));
-	CHECK(xs_is_domain_introduced(xs, 5));
-	CHECK(xs_release_domain(xs, 5));
-	CHECK(saw_event(xs, "release"));
-	CHECK(!xs_is_domain_introduced(xs, 5));
+	REQUIRE_EQ(xensim_domain_create(dir, 5, 4), 0);
+	REQUIRE(xs_introduce_domain(xs, 5, 0x1234, 7));
+	REQUIRE(saw_event(xs, "intro"));
+	REQUIRE(xs_is_domain_introduced(xs, 5));
+	REQUIRE(xs_release_domain(xs, 5));
+	REQUIRE(saw_event(xs, "release"));
+	REQUIRE(!xs_is_domain_introduced(xs, 5));
 
 	/* A domain that dies is released by xenstored on its own. */
-	CHECK_EQ(xensim_domain_create(dir, 6, 4), 0);
-	CHECK(xs_introduce_domain(xs, 6, 0x1234, 7));
-	CHECK(saw_event(xs, "intro"));
+	REQUIRE_EQ(xensim_domain_create(dir, 6, 4), 0);
+	REQUIRE(xs_introduce_domain(xs, 6, 0x1234, 7));
+	REQUIRE(saw_event(xs, "intro"));
 	drain_events(xs);
-	CHECK_EQ(xensim_domain_destroy(dir, 6), 0);
-	CHECK(saw_event(xs, "release"));
-	CHECK(!xs_is_domain_introduced(xs, 6));
-	CHECK(xs_is_domain_introduced(xs, 0));
+	REQUIRE_EQ(xensim_domain_destroy(dir, 6), 0);
+	REQUIRE(saw_event(xs, "release"));
+	REQUIRE(!xs_is_domain_introduced(xs, 6));
+	REQUIRE(xs_is_domain_introduced(xs, 0));
 
 	xs_close(xs);
 	printf("xenstored under xsdshim: introduce/release ok\n");

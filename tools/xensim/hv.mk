@@ -78,18 +78,18 @@ check_PROGRAMS += tests/xensim-grant tests/xensim-evtchn \
 TESTS += tests/xensim-grant tests/xensim-evtchn tests/xensim-host.sh
 EXTRA_DIST += tests/xensim-host.sh
 
-tests_xensim_grant_SOURCES = tests/xensim-grant.c tests/xensim-check.h
+tests_xensim_grant_SOURCES = tests/xensim-grant.c tests/check.h
 tests_xensim_grant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
 tests_xensim_grant_LDADD = tools/xensim/libxengnttab.la \
 	tools/xensim/libxensim.la
 
-tests_xensim_evtchn_SOURCES = tests/xensim-evtchn.c tests/xensim-check.h
+tests_xensim_evtchn_SOURCES = tests/xensim-evtchn.c tests/check.h
 tests_xensim_evtchn_CFLAGS = $(AM_CFLAGS) $(XENEVTCHN_CFLAGS)
 tests_xensim_evtchn_LDADD = tools/xensim/libxenevtchn.la \
 	tools/xensim/libxensim.la
 
 # Talks to xenstored under the shim; run by xensim-host.sh.
-tests_xensim_xsintro_SOURCES = tests/xensim-xsintro.c tests/xensim-check.h
+tests_xensim_xsintro_SOURCES = tests/xensim-xsintro.c tests/check.h
 tests_xensim_xsintro_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
 tests_xensim_xsintro_LDADD = tools/xensim/libxensim.la $(XENSTORE_LIBS)
 
