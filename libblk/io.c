@@ -203,9 +203,10 @@ static int take_buffers(struct blk_io *io)
 				};
 			return 0;
 		}
-		/* A cache full of busy grants: copy this one instead. */
+		/* The cache is full: copy this one instead. */
 		if (ret != -ENOSPC)
 			return ret;
+		blk_pgrant_age(&c->pgrants);
 	}
 	ret = blk_bounce_get(&c->bounce, io->req.nr_segments, io->pages);
 	if (ret < 0)

@@ -111,11 +111,34 @@ static int32_t take_entry(struct blk_pgrant_cache *c)
 {
 	int32_t i = c->free_head;
 
-	if (i >= 0) {
+	if (i >= 0)
 		c->free_head = c->entries[i].hnext;
-		return i;
+	return i;
+}
+
+static void free_entry(struct blk_pgrant_cache *c, int32_t i)
+{
+	c->entries[i].hnext = c->free_head;
+	c->free_head = i;
+}
+
+/* Refusals that trigger ageing: a few ring's worth of segments. */
+#define AGE_AFTER_MISSES 4096u
+
+void blk_pgrant_age(struct blk_pgrant_cache *c)
+{
+	uint32_t n = c->cap / 8 ? c->cap / 8 : 1;
+
+	if (c->misses < AGE_AFTER_MISSES)
+		return;
+	c->misses = 0;
+	while (n-- > 0) {
+		int32_t i = evict(c);
+
+		if (i < 0)
+			break;
+		free_entry(c, i);
 	}
-	return evict(c);
 }
 
 void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
@@ -132,6 +155,7 @@ void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
 	}
 	i = take_entry(c);
 	if (i < 0) {
+		c->misses++;
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -142,8 +166,7 @@ void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
 	if (!addr) {
 		int err = errno ? errno : EINVAL;
 
-		e->hnext = c->free_head;
-		c->free_head = i;
+		free_entry(c, i);
 		errno = err;
 		return NULL;
 	}

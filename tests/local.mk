@@ -12,3 +12,11 @@ tests_test_ring_random_LDADD = libblk/libblk.la
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh
 EXTRA_DIST += tests/daemon-refuses.sh
+
+# The persistent-grant cache, against the simulator's grant table.
+TESTS += tests/test-pgrant
+check_PROGRAMS += tests/test-pgrant
+tests_test_pgrant_SOURCES = tests/test-pgrant.c tests/check.h
+tests_test_pgrant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
+tests_test_pgrant_LDADD = libblk/libblk.la tools/xensim/libxengnttab.la \
+	tools/xensim/libxensim.la

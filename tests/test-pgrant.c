@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The persistent-grant cache against xensim's grant table: hits reuse one
+ * mapping, a full cache refuses instead of thrashing, ageing makes room,
+ * busy mappings are never dropped, and destroy unmaps everything.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xengnttab.h>
+
+#include "libblk/pgrant.h"
+#include "tests/check.h"
+#include "tools/xensim/xensim.h"
+
+#define GUEST 9u
+#define PAGES 64u
+#define CAP 16u
+
+static char dir[256];
+
+static void remove_dir(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static uint32_t mapped(void)
+{
+	struct xensim_domain_stats st;
+
+	REQUIRE_EQ(xensim_domain_stats(dir, GUEST, &st), 0);
+	return st.mapped_grants;
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct blk_pgrant_cache c;
+	struct xensim_domain *g;
+	xengnttab_handle *h;
+	int refs[PAGES];
+	uint8_t *p, *q;
+
+	snprintf(dir, sizeof(dir), "%s/test-pgrant.XXXXXX", tmp ? tmp : "/tmp");
+	REQUIRE(mkdtemp(dir) != NULL);
+	atexit(remove_dir);
+	setenv("XENSIM_DIR", dir, 1);
+	unsetenv("XENSIM_DOMID");
+	REQUIRE_EQ(xensim_host_init(dir), 0);
+	REQUIRE_EQ(xensim_domain_create(dir, GUEST, PAGES), 0);
+	REQUIRE_EQ(xensim_domain_open(dir, GUEST, &g), 0);
+	for (unsigned int i = 0; i < PAGES; i++) {
+		memset(xensim_domain_page(g, i), (int)i, XENSIM_PAGE_SIZE);
+		refs[i] = xensim_grant_access(g, 0, i, false);
+		REQUIRE(refs[i] > 0);
+	}
+	h = xengnttab_open(NULL, 0);
+	REQUIRE(h != NULL);
+	REQUIRE_EQ(blk_pgrant_init(&c, CAP, h, GUEST), 0);
+
+	/* A hit is the same mapping, and maps nothing new. */
+	p = blk_pgrant_get(&c, (uint32_t)refs[5]);
+	REQUIRE(p != NULL);
+	CHECK_EQ(p[100], 5);
+	q = blk_pgrant_get(&c, (uint32_t)refs[5]);
+	CHECK(q == p);
+	CHECK_EQ(mapped(), 1);
+	blk_pgrant_put(&c, (uint32_t)refs[5]);
+	blk_pgrant_put(&c, (uint32_t)refs[5]);
+
+	/* An ungranted reference is refused with the mapping's error. */
+	errno = 0;
+	CHECK(blk_pgrant_get(&c, 4000) == NULL);
+	CHECK(errno != 0 && errno != ENOSPC);
+
+	/* Fill the cache; the next new grant is refused, not swapped in. */
+	for (unsigned int i = 0; i < CAP; i++) {
+		REQUIRE(blk_pgrant_get(&c, (uint32_t)refs[i]) != NULL);
+		blk_pgrant_put(&c, (uint32_t)refs[i]);
+	}
+	CHECK_EQ(blk_pgrant_count(&c), CAP);
+	CHECK_EQ(mapped(), CAP);
+	errno = 0;
+	CHECK(blk_pgrant_get(&c, (uint32_t)refs[CAP]) == NULL);
+	CHECK_EQ(errno, ENOSPC);
+	CHECK_EQ(blk_pgrant_count(&c), CAP);
+
+	/* Pin the oldest; ageing must drop idle ones only, oldest first. */
+	REQUIRE(blk_pgrant_get(&c, (uint32_t)refs[0]) != NULL);
+	for (unsigned int i = 0; i < 5000; i++)
+		blk_pgrant_get(&c, (uint32_t)refs[CAP]);
+	blk_pgrant_age(&c);
+	CHECK_EQ(blk_pgrant_count(&c), CAP - CAP / 8);
+	CHECK_EQ(mapped(), CAP - CAP / 8);
+	p = blk_pgrant_get(&c, (uint32_t)refs[CAP]);
+	REQUIRE(p != NULL);
+	CHECK_EQ(p[7], CAP);
+	/* refs[0] was pinned and is still there: getting it maps nothing. */
+	REQUIRE(blk_pgrant_get(&c, (uint32_t)refs[0]) != NULL);
+	CHECK_EQ(mapped(), CAP - CAP / 8 + 1);
+
+	blk_pgrant_destroy(&c);
+	CHECK_EQ(mapped(), 0);
+	xengnttab_close(h);
+	xensim_domain_close(g);
+	return check_done("test-pgrant");
+}
