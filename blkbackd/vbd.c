@@ -438,6 +438,8 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 		}
 		v->queue[q] = w;
 		v->nr_queues = q + 1;
+		log_debug("%s: queue %u on worker %u", v->name, q,
+			  worker_index(w));
 	}
 	return 0;
 }

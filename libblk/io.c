@@ -44,7 +44,9 @@ void io_respond(struct blk_io *io, int16_t status)
 		if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
 			c->barrier_active = false;
 	}
-	blk_ring_put_response(&c->ring, io->req.id, io->req.operation, status);
+	/* An indirect request is answered with its inner operation. */
+	blk_ring_put_response(&c->ring, io->req.id, blk_request_op(&io->req),
+			      status);
 	c->must_push = true;
 	io->next = c->free_ios;
 	c->free_ios = io;
