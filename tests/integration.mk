@@ -9,7 +9,17 @@ INTEGRATION_TESTS = \
 	tests/vbd-abi.sh \
 	tests/vbd-past-end.sh \
 	tests/vbd-hostile.sh \
-	tests/vbd-four-guests.sh
+	tests/vbd-four-guests.sh \
+	tests/vbd-indirect.sh \
+	tests/vbd-ring-order.sh \
+	tests/vbd-multiqueue.sh \
+	tests/vbd-persistent.sh \
+	tests/vbd-discard.sh \
+	tests/vbd-barrier.sh \
+	tests/vbd-readonly.sh \
+	tests/vbd-resize.sh \
+	tests/vbd-large-sectors.sh \
+	tests/vbd-hostile-features.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh
 

@@ -153,11 +153,12 @@ wait_file_line() {
 	return 1
 }
 
-# guest DOMID SIZE: a domain and its sparse image $WORK/dDOMID.img
+# guest DOMID SIZE [MEM_MB]: a domain (16 MiB of guest memory unless
+# given) and its sparse image $WORK/dDOMID.img
 guest() {
 	truncate -s "$2" "$WORK/d$1.img" || fail "cannot make image"
-	"$TOOLSTACK" create "$1" >>"$WORK/toolstack.log" 2>&1 ||
-		fail "create dom $1 failed"
+	"$TOOLSTACK" create "$1" --mem-mb "${3:-16}" \
+		>>"$WORK/toolstack.log" 2>&1 || fail "create dom $1 failed"
 }
 
 # attach DOMID [VDEV] [IMAGE]
@@ -204,8 +205,31 @@ hold_start() {
 	exec 3>"$WORK/in-$d"
 }
 
+# hold_wait WORD SECONDS: wait for the held guest to print WORD, or fail.
+hold_wait() {
+	wait_file_line "$WORK/front-$d.out" "$1" "$2" || {
+		cat "$WORK/front-$d.out" >&2
+		fail "guest did not print $1 within $2 s"
+	}
+}
+
+# hold_end: let the held guest go on and finish; it must succeed.
+hold_end() {
+	exec 3>&-
+	wait "$HOLD_PID" || {
+		cat "$WORK/front-$d.out" >&2
+		fail "held guest failed"
+	}
+}
+
+# connected_line DOMID: the frontend's "connected: ..." line of its last run
+connected_line() { grep -m1 ': connected: ' "$WORK/front-$1.out"; }
+
 # stat_of DOMID: "mapped_grants=N bound_ports=N dying=0|1"
 stat_of() { "$XENSIM_STAT" "$XENSIM_DIR" "$1" 2>/dev/null; }
+
+# mapped_of DOMID: how many of its grants the backend maps right now
+mapped_of() { stat_of "$1" | sed -n 's/.*mapped_grants=\([0-9]*\).*/\1/p'; }
 
 # wait_released DOMID SECONDS: no grant mapped, no port bound.
 wait_released() {

@@ -18,7 +18,8 @@ if [ -z "$SCRIPT_OPT" ]; then
 	assert_node "$be/hotplug-status" connected
 fi
 
-hold_start 1 --hold --abi x86_64
+# A one-page ring and one queue: the keys of the original protocol.
+hold_start 1 --hold --abi x86_64 --ring-order 0 --queues 1
 wait_file_line "$WORK/front-1.out" CONNECTED 15 ||
 	fail "guest did not connect"
 

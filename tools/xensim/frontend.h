@@ -2,12 +2,19 @@
 /*
  * A simulated blkfront: the guest side of one vbd, over xensim guest memory,
  * grants and event channels and the real libxenstore. It performs the
- * frontend half of the xenbus handshake like Linux xen-blkfront and puts
- * requests of either x86 ABI on a single-page shared ring.
+ * frontend half of the xenbus handshake like Linux xen-blkfront and takes
+ * what the backend offers the way blkfront does: multi-page rings,
+ * several queues (one ring and event channel each), indirect segments,
+ * persistent grants and large sectors, each of which can also be declined
+ * or forced to a value the backend did not offer.
  *
- * Data pages are granted to the backend once per connection; callers name
- * them by index (0 .. nr_data_pages-1) and may read and write their bytes
- * through frontend_data_page().
+ * Data pages are callers' I/O buffers, named by index (0 ..
+ * nr_data_pages-1). With persistent grants they are granted once per
+ * connection; without, each request grants its pages and the grants end
+ * when its response arrives, as blkfront does.
+ *
+ * Queues are independent: one thread may drive each queue. Everything else
+ * (connect, close, resize) is for one thread while no queue is in use.
  */
 #ifndef XENSIM_FRONTEND_H
 #define XENSIM_FRONTEND_H
@@ -24,15 +31,34 @@ enum frontend_protocol {
 	FRONTEND_PROTO_NONE, /* no protocol node: x86_32 layout, as on x86 */
 };
 
+/* In a frontend_config choice: take what the backend offers, like Linux. */
+#define FRONTEND_AUTO (-1)
+#define FRONTEND_MAX_RING_ORDER 5 /* one more than blkif allows: hostile */
+#define FRONTEND_MAX_QUEUES 64
+
 struct frontend_config {
 	uint32_t domid;
 	uint32_t devid;
 	enum frontend_protocol protocol;
-	uint32_t nr_data_pages; /* pages granted for I/O data */
+	uint32_t nr_data_pages; /* pages for I/O data, shared by all queues */
 	int timeout_ms; /* for each handshake step */
+	/*
+	 * Transport and features. FRONTEND_AUTO takes the backend's offer
+	 * (ring order capped at 4, queues at the online CPUs). An explicit
+	 * ring order or queue count is written as given even beyond the
+	 * offer (the backend must refuse it); an explicit indirect segment
+	 * count is capped by the offer, 0 disables indirect requests.
+	 */
+	int ring_order;
+	int nr_queues;
+	int max_indirect;
+	int persistent; /* AUTO or 1: write feature-persistent=1; 0: =0 */
+	int large_sectors; /* AUTO or 1: feature-large-sector-size=1 */
+	/* Requests a queue keeps in flight at most; 0 = its ring size. */
+	uint32_t max_in_flight;
 };
 
-/* What the backend published. */
+/* What the backend published, and what was negotiated. */
 struct frontend_disk_info {
 	uint64_t sectors;
 	uint32_t sector_size;
@@ -40,6 +66,21 @@ struct frontend_disk_info {
 	uint32_t info; /* VDISK_* */
 	bool feature_flush_cache;
 	bool feature_barrier;
+	bool feature_discard;
+	bool discard_secure;
+	uint32_t discard_granularity; /* bytes */
+	uint32_t discard_alignment;
+	bool backend_persistent; /* feature-persistent offered */
+	uint32_t backend_max_indirect; /* 0: node absent */
+	uint32_t backend_max_ring_order;
+	uint32_t backend_max_queues;
+	/* Negotiated. */
+	unsigned int ring_order;
+	unsigned int nr_queues;
+	unsigned int ring_size; /* requests per ring */
+	uint32_t max_segments; /* per request: 11, or the indirect limit */
+	bool persistent; /* both sides: data grants stay for the connection */
+	bool large_sectors; /* feature-large-sector-size=1 written */
 	uint32_t backend_domid;
 	char backend_path[256];
 	char frontend_path[256];
@@ -51,7 +92,7 @@ struct frontend_segment {
 	uint8_t last_sect;
 };
 
-/* A request in ABI-neutral form; frontend_submit lays it out in the ring. */
+/* A request in ABI-neutral form; frontend_queue_raw lays it out as is. */
 struct frontend_request {
 	uint8_t operation;
 	uint8_t nr_segments; /* written as is: may lie about segs[] */
@@ -65,6 +106,16 @@ struct frontend_request {
 	} seg[BLKIF_MAX_SEGMENTS_PER_REQUEST];
 };
 
+/* An indirect request exactly as a (possibly hostile) guest writes it. */
+struct frontend_indirect_request {
+	uint8_t indirect_op;
+	uint16_t nr_segments;
+	uint16_t handle;
+	uint64_t id;
+	uint64_t sector_number;
+	grant_ref_t indirect_grefs[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+};
+
 struct frontend_response {
 	uint64_t id;
 	uint8_t operation;
@@ -74,51 +125,96 @@ struct frontend_response {
 struct frontend;
 
 /*
- * Wait for backend state 2, read its features, set up ring, grants and
- * port, publish them with state 3 in one transaction, wait for backend
- * state 4, read the disk properties and go to 4.
+ * Wait for backend state 2, read its features, choose ring order, queues
+ * and features, set up rings, grants and ports, publish them with state 3
+ * in one transaction, wait for backend state 4, read the disk properties
+ * and go to 4. -ECONNREFUSED when the backend closes instead (it refused
+ * what we wrote; its `error` node says why).
  */
 int frontend_connect(const struct frontend_config *cfg, struct frontend **out);
 const struct frontend_disk_info *frontend_disk_info(const struct frontend *fe);
 
 void *frontend_data_page(struct frontend *fe, uint32_t page);
+uint32_t frontend_nr_data_pages(const struct frontend *fe);
+/* The persistent grant of a data page, 0 without persistent grants. */
 grant_ref_t frontend_data_gref(const struct frontend *fe, uint32_t page);
-/* Free request slots on the ring. */
-unsigned int frontend_free_slots(const struct frontend *fe);
+
+/* ---- per queue (q < nr_queues); one thread per queue at most ---- */
+
+/* Requests that can be queued now (ring room and free request slots). */
+unsigned int frontend_queue_free(const struct frontend *fe, unsigned int q);
+/* Requests queued and not answered yet. */
+unsigned int frontend_queue_in_flight(const struct frontend *fe,
+				      unsigned int q);
 
 /*
- * Queue a READ/WRITE over data pages (or a FLUSH with nr == 0) and return
- * its id. -EBUSY when the ring is full, -EINVAL for a bad segment list.
- * Requests become visible to the backend at frontend_push().
+ * Queue a READ, WRITE, WRITE_BARRIER or FLUSH_DISKCACHE over data pages
+ * (@nr may be 0 for a flush or barrier) and return its id. More than 11
+ * segments go out as BLKIF_OP_INDIRECT (READ/WRITE only). -EBUSY when no
+ * slot is free, -EINVAL for a bad segment list, -E2BIG for more segments
+ * than negotiated. Requests become visible to the backend at push.
  */
-int frontend_queue_rw(struct frontend *fe, uint8_t op, uint64_t sector,
-		      const struct frontend_segment *segs, unsigned int nr,
-		      uint64_t *id);
-int frontend_queue_flush(struct frontend *fe, uint64_t *id);
+int frontend_queue_io(struct frontend *fe, unsigned int q, uint8_t op,
+		      uint64_t sector, const struct frontend_segment *segs,
+		      unsigned int nr, uint64_t *id);
+/* Queue a DISCARD of @nr_sectors (flags: BLKIF_DISCARD_SECURE). */
+int frontend_queue_discard(struct frontend *fe, unsigned int q, uint64_t sector,
+			   uint64_t nr_sectors, uint8_t flags, uint64_t *id);
 /*
  * Queue @req exactly as given, id included: the hook for malformed and
  * hostile requests.
  */
-int frontend_queue_raw(struct frontend *fe, const struct frontend_request *req);
-/* Publish queued requests and notify the backend if it asked for it. */
-int frontend_push(struct frontend *fe);
-
+int frontend_queue_raw_on(struct frontend *fe, unsigned int q,
+			  const struct frontend_request *req);
+int frontend_queue_raw_indirect(struct frontend *fe, unsigned int q,
+				const struct frontend_indirect_request *req);
 /*
- * Take the next response, waiting at most @timeout_ms for one. Returns 1
- * with *@rsp filled, -ETIMEDOUT, or -EPROTO when the backend answered an id
- * that is not outstanding.
+ * Write @nr raw segment entries (grant refs as given) into the indirect
+ * pages the library keeps for hand-made requests on queue @q, which are
+ * granted to the backend, and return those pages' grants in @grefs
+ * (BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST of them).
  */
+int frontend_raw_indirect_pages(struct frontend *fe, unsigned int q,
+				const struct blkif_request_segment *entries,
+				unsigned int nr, grant_ref_t *grefs);
+/* Publish queued requests and notify the backend if it asked for it. */
+int frontend_push_on(struct frontend *fe, unsigned int q);
+/*
+ * Take the next response of queue @q, waiting at most @timeout_ms for one.
+ * Returns 1 with *@rsp filled, -ETIMEDOUT, or -EPROTO when the backend
+ * answered an id that is not outstanding or with the wrong operation (for
+ * an indirect request blkfront expects its indirect_op back), or -EIO
+ * when a per-request grant could not be ended.
+ */
+int frontend_wait_on(struct frontend *fe, unsigned int q,
+		     struct frontend_response *rsp, int timeout_ms);
+
+/* ---- queue 0, for single-queue callers ---- */
+
+unsigned int frontend_free_slots(const struct frontend *fe);
+unsigned int frontend_in_flight(const struct frontend *fe);
+int frontend_queue_rw(struct frontend *fe, uint8_t op, uint64_t sector,
+		      const struct frontend_segment *segs, unsigned int nr,
+		      uint64_t *id);
+int frontend_queue_flush(struct frontend *fe, uint64_t *id);
+int frontend_queue_raw(struct frontend *fe, const struct frontend_request *req);
+int frontend_push(struct frontend *fe);
 int frontend_wait(struct frontend *fe, struct frontend_response *rsp,
 		  int timeout_ms);
-/* Requests queued and not answered yet. */
-unsigned int frontend_in_flight(const struct frontend *fe);
 
 /* The backend's current state (0 if unreadable). */
 int frontend_backend_state(struct frontend *fe);
 
 /*
+ * Online resize, as blkfront's watch on the backend state does it: wait
+ * (watching the backend's state node) until `sectors` differs from what
+ * we know, then take the new size. -ETIMEDOUT if it never changes.
+ */
+int frontend_wait_resize(struct frontend *fe, int timeout_ms);
+
+/*
  * Close like blkfront: state 5, wait for the backend to close, state 6,
- * revoke the grants, close the port, free everything. Returns the first
+ * revoke the grants, close the ports, free everything. Returns the first
  * error seen; @fe is freed in every case.
  */
 int frontend_close(struct frontend *fe);

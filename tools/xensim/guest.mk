@@ -10,7 +10,7 @@ tools_xensim_libxensim_guest_la_SOURCES = \
 	tools/xensim/workload.c tools/xensim/workload-checks.c \
 	tools/xensim/workload.h
 tools_xensim_libxensim_guest_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
-tools_xensim_libxensim_guest_la_LIBADD = \
+tools_xensim_libxensim_guest_la_LIBADD = -lpthread \
 	tools/xensim/libxensim.la $(XENSTORE_LIBS)
 
 noinst_PROGRAMS += tools/xensim/xensim-toolstack tools/xensim/xensim-blkfront
@@ -21,20 +21,29 @@ tools_xensim_xensim_blkfront_SOURCES = tools/xensim/xensim-blkfront.c
 tools_xensim_xensim_blkfront_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
 tools_xensim_xensim_blkfront_LDADD = tools/xensim/libxensim-guest.la
 
-# The one command, with the build and source trees baked in.
-noinst_SCRIPTS = tools/xensim/xensim
-EXTRA_DIST += tools/xensim/xensim.in
-CLEANFILES += tools/xensim/xensim
-tools/xensim/xensim: $(srcdir)/tools/xensim/xensim.in Makefile
-	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+# The one command and the feature benchmark, with the build and source
+# trees baked in.
+noinst_SCRIPTS = tools/xensim/xensim tools/xensim/xensim-featbench
+EXTRA_DIST += tools/xensim/xensim.in tools/xensim/xensim-featbench.in
+CLEANFILES += tools/xensim/xensim tools/xensim/xensim-featbench
+xensim_bake = $(MKDIR_P) $(@D) && \
 	sed -e 's|@abs_top_builddir[@]|$(abs_top_builddir)|g' \
 	    -e 's|@abs_top_srcdir[@]|$(abs_top_srcdir)|g' \
 	    -e 's|@XENSTORED[@]|$(XENSTORED)|g' \
-		$(srcdir)/tools/xensim/xensim.in >$@.tmp && \
+		$(srcdir)/$@.in >$@.tmp && \
 	chmod +x $@.tmp && mv -f $@.tmp $@
+tools/xensim/xensim: $(srcdir)/tools/xensim/xensim.in Makefile
+	$(AM_V_GEN)$(xensim_bake)
+tools/xensim/xensim-featbench: $(srcdir)/tools/xensim/xensim-featbench.in \
+		Makefile
+	$(AM_V_GEN)$(xensim_bake)
 
 # `make demo`: four guests, verified I/O for a few seconds each, sparse
 # images in a temporary directory.
 demo: all
 	$(SHELL) tools/xensim/xensim run --guests 4 --size 256M --seconds 5
-.PHONY: demo
+
+# `make featbench`: what each protocol feature buys (not a test).
+featbench: all
+	$(SHELL) tools/xensim/xensim-featbench
+.PHONY: demo featbench

@@ -319,7 +319,9 @@ static int write_frontend_keys(struct xs_handle *xs, xs_transaction_t t,
 
 	ret = ret ?: write_key(xs, t, fe, "backend", "%s", p->be);
 	ret = ret ?: write_key(xs, t, fe, "backend-id", "%u", d->backend_domid);
-	ret = ret ?: write_key(xs, t, fe, "device-type", "disk");
+	ret = ret
+		      ?: write_key(xs, t, fe, "device-type", "%s",
+				   d->device_type ? d->device_type : "disk");
 	ret = ret ?: write_key(xs, t, fe, "virtual-device", "%u", p->devid);
 	ret = ret ?: write_key(xs, t, fe, "trusted", "1");
 	ret = ret ?: write_key(xs, t, fe, "state", "%d", XB_INITIALISING);
@@ -349,10 +351,12 @@ static int write_backend_keys(struct xs_handle *xs, xs_transaction_t t,
 	ret = ret ?: write_key(xs, t, be, "removable", "0");
 	ret = ret ?: write_key(xs, t, be, "bootable", "1");
 	ret = ret ?: write_key(xs, t, be, "dev", "%s", d->vdev);
-	ret = ret ?: write_key(xs, t, be, "device-type", "disk");
+	ret = ret
+		      ?: write_key(xs, t, be, "device-type", "%s",
+				   d->device_type ? d->device_type : "disk");
 	ret = ret
 		      ?: write_key(xs, t, be, "discard-enable", "%d",
-				   d->readonly ? 0 : 1);
+				   d->readonly || d->no_discard ? 0 : 1);
 	ret = ret ?: write_key(xs, t, be, "specification", "xen");
 	ret = ret ?: write_key(xs, t, be, "state", "%d", XB_INITIALISING);
 	return ret;

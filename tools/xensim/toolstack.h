@@ -45,6 +45,9 @@ struct toolstack_disk {
 	const char *target; /* image path, written verbatim as `params` */
 	bool readonly;
 	const char *script; /* hotplug script, NULL = none (--no-script) */
+	const char *device_type; /* "disk" (NULL) or "cdrom" */
+	/* discard-enable=0 even when writable (zero: libxl's default). */
+	bool no_discard;
 };
 
 /* Failure details for the CLI's message, filled on error. */

@@ -468,6 +468,614 @@ static int check_bad_requests(struct check *c)
 	return still_serving(c, 16);
 }
 
+/* ---- indirect segments ---- */
+
+/* @n full pages from data page @first, as segments. */
+static struct frontend_segment *page_run(unsigned int n, uint32_t first)
+{
+	struct frontend_segment *s = calloc(n, sizeof(*s));
+
+	if (s)
+		full_pages(s, n, first);
+	return s;
+}
+
+/*
+ * Indirect requests as large as negotiated (at most half the data
+ * pages), whole pages and partial segments, verified through other pages
+ * and again through ordinary 11-segment reads.
+ */
+static int check_indirect(struct check *c)
+{
+	const struct frontend_disk_info *di = frontend_disk_info(c->fe);
+	uint32_t n = di->max_segments, half = frontend_nr_data_pages(c->fe) / 2;
+	struct frontend_segment *w, *r;
+	uint32_t total = 0;
+	uint64_t sector = 4096;
+	int ret;
+
+	if (di->max_segments <= MAX_SEGS)
+		return fail(c, -EOPNOTSUPP,
+			    "no indirect segments negotiated (backend offers "
+			    "%u)",
+			    di->backend_max_indirect);
+	if (n > half)
+		n = half;
+	if ((sector + 2ull * n * SECTS_PER_PAGE + 16) > di->sectors)
+		return fail(c, -ENOSPC, "disk too small for %u segments", n);
+	w = page_run(n, 0);
+	r = page_run(n, n);
+	ret = w && r ? 0 : fail(c, -ENOMEM, "out of memory");
+	if (!ret)
+		ret = write_then_verify(c, sector, w, n, r, n);
+	/*
+	 * Partial segments inside an indirect request, into a fresh area,
+	 * read back as whole pages.
+	 */
+	for (unsigned int i = 0; !ret && i < n; i++) {
+		w[i].first_sect = (uint8_t)(i % SECTS_PER_PAGE);
+		w[i].last_sect =
+			(uint8_t)(SECTS_PER_PAGE - 1 -
+				  (i * 3) % (SECTS_PER_PAGE - w[i].first_sect));
+		total += w[i].last_sect - w[i].first_sect + 1u;
+	}
+	if (!ret)
+		ret = write_then_verify(c, sector + n * SECTS_PER_PAGE + 7, w,
+					n, r, total / SECTS_PER_PAGE);
+	/* A 12-segment request: the smallest that must go indirect. */
+	if (!ret)
+		ret = write_then_verify(c, 3, r, MAX_SEGS + 1, r + n / 2,
+					MAX_SEGS + 1);
+	/* What the big write left, seen through 11-segment reads. */
+	full_pages(w, n, 0);
+	for (unsigned int i = 0; !ret && i + MAX_SEGS <= n / 4; i += MAX_SEGS) {
+		poison_segs(c, w, MAX_SEGS);
+		ret = rw_ok(c, BLKIF_OP_READ, sector + 7 + i * SECTS_PER_PAGE,
+			    w, MAX_SEGS);
+		if (!ret)
+			ret = verify_segs(c, sector + 7 + i * SECTS_PER_PAGE, w,
+					  MAX_SEGS);
+	}
+	free(w);
+	free(r);
+	return ret;
+}
+
+/* ---- flush with data, barriers ---- */
+
+/* A FLUSH_DISKCACHE that carries data: written, synced, read back. */
+static int check_flush_data(struct check *c)
+{
+	struct frontend_segment w[4], r[4];
+	int ret;
+
+	if (!frontend_disk_info(c->fe)->feature_flush_cache)
+		return fail(c, -EOPNOTSUPP, "no feature-flush-cache");
+	full_pages(w, 4, 0);
+	full_pages(r, 4, 4);
+	fill_segs(c, 200, w, 4);
+	ret = rw_ok(c, BLKIF_OP_FLUSH_DISKCACHE, 200, w, 4);
+	if (ret < 0)
+		return ret;
+	poison_segs(c, r, 4);
+	ret = rw_ok(c, BLKIF_OP_READ, 200, r, 4);
+	return ret < 0 ? ret : verify_segs(c, 200, r, 4);
+}
+
+/* Fill @n pages from @first with the pattern of @seed at @sector. */
+static void fill_with_seed(struct check *c, uint64_t seed, uint64_t sector,
+			   const struct frontend_segment *s, unsigned int n)
+{
+	uint64_t saved = c->seed;
+
+	c->seed = seed;
+	fill_segs(c, sector, s, n);
+	c->seed = saved;
+}
+
+/* Queue one request on queue 0 or fail the check. */
+static int queue_or_fail(struct check *c, uint8_t op, uint64_t sector,
+			 const struct frontend_segment *s, unsigned int n,
+			 uint64_t *id)
+{
+	int ret = frontend_queue_rw(c->fe, op, sector, s, n, id);
+
+	return ret < 0 ? fail(c, ret, "cannot queue: %s", strerror(-ret)) : 0;
+}
+
+/*
+ * Three requests on the ring at once: before, the barrier, after. Their
+ * responses must come in that order (the backend completes everything
+ * before a barrier, then the barrier, then what follows) and each must be
+ * OKAY: the barrier is offered, so EOPNOTSUPP is a failure.
+ */
+static int barrier_round(struct check *c, uint64_t sector, unsigned int n,
+			 uint8_t after_op, uint64_t before_seed,
+			 uint64_t barrier_seed)
+{
+	struct frontend_segment b[4], m[4], a[4];
+	uint64_t ids[3];
+	unsigned int got = 0;
+	int ret;
+
+	full_pages(b, n, 0);
+	full_pages(m, n, 4);
+	full_pages(a, n, 8);
+	fill_with_seed(c, before_seed, sector, b, n);
+	fill_with_seed(c, barrier_seed, sector, m, n);
+	if (after_op == BLKIF_OP_WRITE)
+		fill_segs(c, sector, a, n);
+	else
+		poison_segs(c, a, n);
+	ret = queue_or_fail(c, BLKIF_OP_WRITE, sector, b, n, &ids[0]);
+	if (!ret)
+		ret = queue_or_fail(c, BLKIF_OP_WRITE_BARRIER, sector, m, n,
+				    &ids[1]);
+	if (!ret)
+		ret = queue_or_fail(c, after_op, sector, a, n, &ids[2]);
+	if (!ret)
+		ret = frontend_push(c->fe);
+	while (!ret && got < 3) {
+		struct frontend_response rsp;
+
+		ret = frontend_wait(c->fe, &rsp, CHECK_TIMEOUT_MS);
+		if (ret < 0)
+			return fail(c, ret, "barrier round: %s",
+				    strerror(-ret));
+		ret = 0;
+		if (rsp.id != ids[got])
+			return fail(c, -EPROTO,
+				    "barrier round at sector %" PRIu64
+				    ": response %u is for request %s, wanted "
+				    "%s",
+				    sector, got,
+				    rsp.id == ids[0]   ? "before the barrier"
+				    : rsp.id == ids[1] ? "the barrier"
+						       : "after the barrier",
+				    got == 0   ? "the one before the barrier"
+				    : got == 1 ? "the barrier"
+					       : "the one after it");
+		if (rsp.status != BLKIF_RSP_OKAY)
+			return fail(c, -EIO,
+				    "barrier round: request %u failed with "
+				    "status %d%s",
+				    got, rsp.status,
+				    rsp.status == BLKIF_RSP_EOPNOTSUPP
+					    ? " (EOPNOTSUPP though "
+					      "feature-barrier=1)"
+					    : "");
+		got++;
+	}
+	return ret;
+}
+
+static int check_barrier(struct check *c)
+{
+	struct frontend_segment r[4];
+	int ret = 0;
+
+	if (!frontend_disk_info(c->fe)->feature_barrier)
+		return fail(c, -EOPNOTSUPP, "no feature-barrier");
+	for (unsigned int i = 0; !ret && i < 24; i++) {
+		uint64_t sector = 512 + i * 64;
+		unsigned int n = 1 + i % 4;
+		bool read_after = i % 3 == 2;
+
+		/* A write after the barrier must win; a read must see it. */
+		ret = barrier_round(c, sector, n,
+				    read_after ? BLKIF_OP_READ : BLKIF_OP_WRITE,
+				    c->seed + 1 + i,
+				    read_after ? c->seed : c->seed + 100 + i);
+		if (ret < 0)
+			return ret;
+		full_pages(r, n, 12);
+		if (read_after) {
+			full_pages(r, n, 8);
+			ret = verify_segs(c, sector, r, n);
+			if (ret < 0)
+				return fail(c, ret,
+					    "a read queued after a barrier "
+					    "did not see the barrier's data "
+					    "(sector %" PRIu64 ")",
+					    sector);
+			continue;
+		}
+		poison_segs(c, r, n);
+		ret = rw_ok(c, BLKIF_OP_READ, sector, r, n);
+		if (!ret)
+			ret = verify_segs(c, sector, r, n);
+		if (ret < 0)
+			return fail(c, ret,
+				    "after write, barrier, write at sector "
+				    "%" PRIu64 " the last write's data is "
+				    "not what is on disk",
+				    sector);
+	}
+	return ret;
+}
+
+/* ---- discard ---- */
+
+static int discard(struct check *c, uint64_t sector, uint64_t n, uint8_t flags,
+		   int16_t *status)
+{
+	uint64_t id;
+	int ret = frontend_queue_discard(c->fe, 0, sector, n, flags, &id);
+
+	if (ret < 0)
+		return fail(c, ret, "cannot queue discard");
+	return await_status(c, id, status);
+}
+
+/* Read @n sectors at @sector in page-sized pieces and expect zeros. */
+static int expect_zeros(struct check *c, uint64_t sector, uint64_t n)
+{
+	const struct frontend_segment s[1] = { { 0, 0, SECTS_PER_PAGE - 1 } };
+
+	for (uint64_t done = 0; done < n; done += SECTS_PER_PAGE) {
+		const unsigned char *p = frontend_data_page(c->fe, 0);
+		int ret;
+
+		poison_segs(c, s, 1);
+		ret = rw_ok(c, BLKIF_OP_READ, sector + done, s, 1);
+		if (ret < 0)
+			return ret;
+		for (unsigned int b = 0; b < BLKIF_PAGE_SIZE; b++) {
+			if (p[b])
+				return fail(c, -EIO,
+					    "discarded sector %" PRIu64
+					    " reads back non-zero (byte %u)",
+					    sector + done + b / SECT, b % SECT);
+		}
+	}
+	return 0;
+}
+
+/* Write [@sector, @sector + @n) with the pattern, 11 pages at a time. */
+static int write_range(struct check *c, uint64_t sector, uint64_t n)
+{
+	struct frontend_segment s[MAX_SEGS];
+	const uint64_t per = MAX_SEGS * SECTS_PER_PAGE;
+
+	full_pages(s, MAX_SEGS, 0);
+	for (uint64_t done = 0; done < n; done += per) {
+		unsigned int pages =
+			(unsigned int)((n - done < per ? n - done : per) /
+				       SECTS_PER_PAGE);
+		int ret;
+
+		fill_segs(c, sector + done, s, pages);
+		ret = rw_ok(c, BLKIF_OP_WRITE, sector + done, s, pages);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Read a range back and verify the pattern. */
+static int verify_range(struct check *c, uint64_t sector, uint64_t n)
+{
+	struct frontend_segment s[MAX_SEGS];
+	const uint64_t per = MAX_SEGS * SECTS_PER_PAGE;
+
+	full_pages(s, MAX_SEGS, MAX_SEGS);
+	for (uint64_t done = 0; done < n; done += per) {
+		unsigned int pages =
+			(unsigned int)((n - done < per ? n - done : per) /
+				       SECTS_PER_PAGE);
+		int ret;
+
+		poison_segs(c, s, pages);
+		ret = rw_ok(c, BLKIF_OP_READ, sector + done, s, pages);
+		if (!ret)
+			ret = verify_segs(c, sector + done, s, pages);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int flush_ok(struct check *c)
+{
+	uint64_t id;
+	int16_t st;
+	int ret = frontend_queue_flush(c->fe, &id);
+
+	if (ret < 0)
+		return fail(c, ret, "cannot queue flush");
+	ret = await_status(c, id, &st);
+	if (!ret && st != BLKIF_RSP_OKAY)
+		ret = fail(c, -EIO, "FLUSH failed with status %d", st);
+	return ret;
+}
+
+/*
+ * Write a 4 MiB range plus a guard granule on each side, tell the host
+ * (WRITTEN), discard the range in four requests (two with the secure
+ * flag, which a backend without discard-secure ignores), tell the host
+ * (DISCARDED: it checks the image's allocated blocks dropped), then read
+ * the range back as zeros and the guards as written.
+ */
+static int check_discard(struct check *c)
+{
+	const struct frontend_disk_info *di = frontend_disk_info(c->fe);
+	uint64_t g, start, len = 8192, guard;
+	int ret;
+
+	if (!di->feature_discard)
+		return fail(c, -EOPNOTSUPP, "backend does not offer discard");
+	g = di->discard_granularity / SECT;
+	if (!g)
+		g = 1;
+	guard = g > SECTS_PER_PAGE ? g : SECTS_PER_PAGE;
+	start = (2048 + g - 1) / g * g;
+	len = (len + g - 1) / g * g;
+	if (start + len + guard > di->sectors)
+		return fail(c, -ENOSPC, "disk too small for the discard check");
+	ret = write_range(c, start - guard, len + 2 * guard);
+	if (!ret)
+		ret = flush_ok(c);
+	if (!ret)
+		ret = wait_for_go(c, "WRITTEN");
+	for (unsigned int i = 0; !ret && i < 4; i++) {
+		int16_t st;
+
+		ret = discard(c, start + i * len / 4, len / 4,
+			      i % 2 ? BLKIF_DISCARD_SECURE : 0, &st);
+		if (!ret && st != BLKIF_RSP_OKAY)
+			ret = fail(c, -EIO,
+				   "DISCARD of %" PRIu64 " sectors at %" PRIu64
+				   "%s failed with status %d",
+				   len / 4, start + i * len / 4,
+				   i % 2 ? " (secure)" : "", st);
+	}
+	if (!ret)
+		ret = flush_ok(c);
+	if (!ret)
+		ret = wait_for_go(c, "DISCARDED");
+	if (!ret)
+		ret = expect_zeros(c, start, len);
+	if (!ret)
+		ret = verify_range(c, start - guard, guard);
+	if (!ret)
+		ret = verify_range(c, start + len, guard);
+	return ret ?: still_serving(c, 0);
+}
+
+/* Without feature-discard a DISCARD is answered EOPNOTSUPP. */
+static int check_discard_unsupported(struct check *c)
+{
+	int16_t st;
+	int ret;
+
+	if (frontend_disk_info(c->fe)->feature_discard)
+		return fail(c, -EINVAL, "backend offers feature-discard");
+	ret = discard(c, 64, 64, 0, &st);
+	if (ret < 0)
+		return ret;
+	if (st != BLKIF_RSP_EOPNOTSUPP)
+		return fail(c, -EIO,
+			    "DISCARD without feature-discard: status %d, "
+			    "wanted EOPNOTSUPP (%d)",
+			    st, BLKIF_RSP_EOPNOTSUPP);
+	return still_serving(c, 64);
+}
+
+/* ---- read-only disks ---- */
+
+static int check_readonly(struct check *c)
+{
+	const struct frontend_segment s = { 0, 0, SECTS_PER_PAGE - 1 };
+	uint32_t info = frontend_disk_info(c->fe)->info;
+	int ret;
+
+	if (!(info & VDISK_READONLY))
+		return fail(c, -EINVAL, "info %u lacks VDISK_READONLY", info);
+	ret = expect_error(c, "WRITE to a read-only disk", BLKIF_OP_WRITE, 8,
+			   &s, 1);
+	if (!ret)
+		ret = expect_error(c, "FLUSH with data to a read-only disk",
+				   BLKIF_OP_FLUSH_DISKCACHE, 8, &s, 1);
+	if (!ret && frontend_disk_info(c->fe)->feature_barrier)
+		ret = expect_error(c, "barrier write to a read-only disk",
+				   BLKIF_OP_WRITE_BARRIER, 8, &s, 1);
+	if (ret < 0)
+		return ret;
+	poison_segs(c, &s, 1);
+	return rw_ok(c, BLKIF_OP_READ, 8, &s, 1);
+}
+
+/* ---- online resize ---- */
+
+/*
+ * Requests past the end fail; the host grows the image and signals the
+ * daemon between RESIZE-READY and our go-ahead; the backend's state
+ * watch fires, `sectors` grew, and the new tail reads and writes.
+ */
+static int check_resize(struct check *c)
+{
+	const struct frontend_segment one = { 0, 0, 0 };
+	const struct frontend_segment page = { 0, 0, SECTS_PER_PAGE - 1 };
+	uint64_t old = frontend_disk_info(c->fe)->sectors, now;
+	int ret;
+
+	ret = expect_error(c, "READ past the old end", BLKIF_OP_READ, old,
+			   &page, 1);
+	if (!ret)
+		ret = expect_error(c, "WRITE past the old end", BLKIF_OP_WRITE,
+				   old, &one, 1);
+	if (!ret)
+		ret = wait_for_go(c, "RESIZE-READY");
+	if (ret < 0)
+		return ret;
+	ret = frontend_wait_resize(c->fe, CHECK_TIMEOUT_MS);
+	if (ret < 0)
+		return fail(c, ret,
+			    "sectors still %" PRIu64 " 10 s after the "
+			    "go-ahead",
+			    old);
+	now = frontend_disk_info(c->fe)->sectors;
+	if (now <= old + SECTS_PER_PAGE)
+		return fail(c, -EIO,
+			    "sectors went from %" PRIu64 " to %" PRIu64 ", "
+									"wanted"
+									" growt"
+									"h",
+			    old, now);
+	fprintf(c->out, "RESIZED %" PRIu64 " %" PRIu64 "\n", old, now);
+	fflush(c->out);
+	ret = write_then_verify(c, old, &page, 1, &page, 1);
+	if (!ret)
+		ret = write_then_verify(c, now - 1, &one, 1, &one, 1);
+	if (!ret)
+		ret = expect_error(c, "READ past the new end", BLKIF_OP_READ,
+				   now, &one, 1);
+	return ret;
+}
+
+/* ---- hostile indirect and discard requests ---- */
+
+static int raw_indirect_expect_error(struct check *c, const char *what,
+				     struct frontend_indirect_request *req,
+				     const struct blkif_request_segment *e,
+				     unsigned int ne, uint64_t n)
+{
+	grant_ref_t pages[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+	int16_t st;
+	int ret;
+
+	ret = frontend_raw_indirect_pages(c->fe, 0, e, ne, pages);
+	if (ret < 0)
+		return fail(c, ret, "cannot build indirect pages for %s", what);
+	for (unsigned int i = 0; i < BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST; i++)
+		if (req->indirect_grefs[i] == 1)
+			req->indirect_grefs[i] = pages[i];
+	req->id = RAW_ID_BASE + n;
+	ret = frontend_queue_raw_indirect(c->fe, 0, req);
+	if (ret < 0)
+		return fail(c, ret, "cannot queue %s", what);
+	ret = await_status(c, req->id, &st);
+	if (ret < 0)
+		return ret;
+	if (st == BLKIF_RSP_OKAY)
+		return fail(c, -EIO,
+			    "%s: backend answered OKAY, wanted an error", what);
+	return 0;
+}
+
+static int hostile_discards(struct check *c)
+{
+	uint64_t sectors = frontend_disk_info(c->fe)->sectors;
+	static const struct {
+		const char *what;
+		uint64_t sector, n;
+	} bad[] = {
+		{ "DISCARD past the end", 0, 0 },
+		{ "DISCARD crossing the end", 1, 0 },
+		{ "DISCARD of 0 sectors", 8, 0 },
+		{ "DISCARD at a wrapping sector", UINT64_MAX - 3, 8 },
+	};
+
+	if (!frontend_disk_info(c->fe)->feature_discard)
+		return 0;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t sector = bad[i].sector, n = bad[i].n;
+		int16_t st;
+		int ret;
+
+		if (i == 0) {
+			sector = sectors;
+			n = 8;
+		} else if (i == 1) {
+			sector = sectors - 8;
+			n = 16;
+		}
+		ret = discard(c, sector, n, 0, &st);
+		if (ret < 0)
+			return ret;
+		if (st == BLKIF_RSP_OKAY)
+			return fail(c, -EIO, "%s answered OKAY", bad[i].what);
+	}
+	return 0;
+}
+
+/*
+ * Indirect requests a hostile guest may send; each must fail alone and
+ * the ring keep serving. An indirect page entry of 1 below stands for
+ * "the library's valid indirect page".
+ */
+static int check_bad_indirect(struct check *c)
+{
+	const struct frontend_disk_info *di = frontend_disk_info(c->fe);
+	uint32_t max = di->backend_max_indirect;
+	unsigned int ne = max + 1 < 4096 ? max + 1 : 4096;
+	struct blkif_request_segment *e = calloc(4096, sizeof(*e));
+	struct frontend_indirect_request base = {
+		.indirect_op = BLKIF_OP_READ,
+		.nr_segments = 16,
+		.sector_number = 8,
+		.indirect_grefs = { 1, 1, 1, 1, 1, 1, 1, 1 },
+	};
+	struct frontend_indirect_request r;
+	uint64_t n = 100;
+	int ret = 0;
+
+	if (!e)
+		return fail(c, -ENOMEM, "out of memory");
+	if (!max) {
+		free(e);
+		return fail(c, -EOPNOTSUPP, "backend offers no indirect");
+	}
+	for (unsigned int i = 0; i < 4096; i++)
+		e[i] = (struct blkif_request_segment){
+			.gref = frontend_data_gref(c->fe, i % 16),
+			.last_sect = SECTS_PER_PAGE - 1
+		};
+
+#define TRY(what, mutate)                                                   \
+	do {                                                                \
+		r = base;                                                   \
+		mutate;                                                     \
+		if (!ret)                                                   \
+			ret = raw_indirect_expect_error(c, what, &r, e, ne, \
+							n++);               \
+	} while (0)
+
+	if (max < 4096)
+		TRY("indirect with more segments than offered",
+		    r.nr_segments = (uint16_t)ne);
+	TRY("indirect with 4097 segments", r.nr_segments = 4097);
+	TRY("indirect with 65535 segments", r.nr_segments = 65535);
+	TRY("indirect with no segments", r.nr_segments = 0);
+	TRY("indirect page not granted",
+	    (r.indirect_grefs[0] = 0x7ffff0, r.indirect_op = BLKIF_OP_WRITE));
+	TRY("indirect page gref 0", r.indirect_grefs[0] = 0);
+	TRY("indirect FLUSH", r.indirect_op = BLKIF_OP_FLUSH_DISKCACHE);
+	TRY("indirect DISCARD", r.indirect_op = BLKIF_OP_DISCARD);
+	TRY("indirect of indirect", r.indirect_op = BLKIF_OP_INDIRECT);
+	TRY("indirect past the end",
+	    r.sector_number = di->sectors - SECTS_PER_PAGE);
+	if (!ret) {
+		/* Bad entries inside a valid indirect page. */
+		e[3].gref = 0x7ffff2;
+		TRY("indirect segment with an ungranted gref", (void)0);
+		e[3].gref = frontend_data_gref(c->fe, 3);
+		e[5].last_sect = SECTS_PER_PAGE;
+		TRY("indirect segment with last_sect 8", (void)0);
+		e[5] = (struct blkif_request_segment){
+			.gref = frontend_data_gref(c->fe, 5),
+			.first_sect = 6,
+			.last_sect = 2
+		};
+		TRY("indirect segment with first_sect > last_sect", (void)0);
+	}
+#undef TRY
+	free(e);
+	if (!ret)
+		ret = hostile_discards(c);
+	return ret ?: still_serving(c, 16);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct check *c);
@@ -478,12 +1086,21 @@ static const struct {
 	{ "flush", check_flush },
 	{ "flush-pause", check_flush_pause },
 	{ "bad-requests", check_bad_requests },
+	{ "indirect", check_indirect },
+	{ "flush-data", check_flush_data },
+	{ "barrier", check_barrier },
+	{ "discard", check_discard },
+	{ "discard-unsupported", check_discard_unsupported },
+	{ "readonly", check_readonly },
+	{ "resize", check_resize },
+	{ "bad-indirect", check_bad_indirect },
 };
 
 const char *workload_check_names(void)
 {
 	return "past-end partial-segments full-11-segments flush flush-pause "
-	       "bad-requests";
+	       "bad-requests indirect flush-data barrier discard "
+	       "discard-unsupported readonly resize bad-indirect";
 }
 
 int workload_check(struct frontend *fe, const char *name, uint64_t seed,

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,7 @@
 #include "tools/xensim/xenbus.h"
 
 #define SECT WORKLOAD_SECTOR
-#define SECTS_PER_PAGE BLKIF_SECTORS_PER_PAGE
-#define MAX_SEGS BLKIF_MAX_SEGMENTS_PER_REQUEST
+#define PAGE BLKIF_PAGE_SIZE
 #define POISON 0xa5
 
 static uint64_t splitmix64(uint64_t x)
@@ -83,15 +83,71 @@ static void say(char *why, size_t len, const char *fmt, ...)
 
 /* ---- requests over data pages ---- */
 
+/*
+ * Pages one request's slot owns: whole pages, or (partial) room for
+ * segments that start and end inside pages.
+ */
+static uint32_t pages_per_io(uint32_t bs, bool partial, uint32_t max_segs)
+{
+	uint32_t whole = (bs + PAGE - 1) / PAGE;
+	uint32_t n = partial ? 2 * whole : whole;
+
+	if (n > max_segs)
+		n = max_segs;
+	return n < whole ? whole : n;
+}
+
+uint32_t workload_data_pages(const struct workload_params *p,
+			     unsigned int queues)
+{
+	uint64_t n =
+		(uint64_t)queues * p->depth *
+		pages_per_io(p->bs, p->partial, BLKIF_MAX_INDIRECT_SEGMENTS);
+
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 struct io {
 	uint8_t op;
-	uint64_t sector;
+	uint64_t sector; /* device sectors */
 	uint32_t nsect;
 	unsigned int nseg;
-	struct frontend_segment seg[MAX_SEGS];
+	struct frontend_segment *seg; /* pages_per_io entries */
 	uint64_t id;
 	int64_t issued_ms;
 	bool busy;
+};
+
+/* What all queues of one run share; each queue touches its own blocks. */
+struct shared {
+	struct frontend *fe;
+	const struct workload_params *p;
+	uint8_t *written; /* per block */
+	uint64_t nblocks;
+	uint64_t sectors; /* device sectors */
+	uint32_t nsect; /* device sectors per block */
+	uint32_t ss; /* sector size */
+	uint32_t spp; /* sectors per page */
+	uint32_t units; /* 512-byte pattern units per sector */
+	uint32_t pages_per_io;
+	uint32_t depth;
+	unsigned int nq;
+};
+
+/* One queue's thread. */
+struct run {
+	struct shared *sh;
+	unsigned int q;
+	struct workload_stats st;
+	struct io *ios;
+	struct frontend_segment *segs;
+	uint64_t rng;
+	uint64_t seq;
+	uint64_t writes_since_flush;
+	uint64_t ops_wanted;
+	char why[512];
+	int ret;
+	pthread_t thread;
 };
 
 /* A cheap per-run PRNG; never shared between threads. */
@@ -102,29 +158,28 @@ static uint64_t rng_next(uint64_t *state)
 }
 
 /*
- * Lay @nsect sectors over the 11 pages starting at @first_page: whole pages
- * from sector 0, or (partial) segments that start and end at random
- * sectors inside their pages. Returns the segment count.
+ * Lay io->nsect sectors over the slot's pages starting at @first_page:
+ * whole pages from sector 0, or (partial) segments that start and end at
+ * random sectors inside their pages. Returns the segment count.
  */
-static unsigned int layout_segments(struct io *io, uint32_t first_page,
-				    bool partial, uint64_t *rng)
+static unsigned int layout_segments(const struct shared *sh, struct io *io,
+				    uint32_t first_page, bool partial,
+				    uint64_t *rng)
 {
-	uint32_t left = io->nsect;
+	uint32_t left = io->nsect, spp = sh->spp;
 	unsigned int n = 0;
 
 	while (left) {
-		uint32_t room_after = (MAX_SEGS - n - 1) * SECTS_PER_PAGE;
+		uint32_t room_after = (sh->pages_per_io - n - 1) * spp;
 		uint32_t min_len = left > room_after ? left - room_after : 1;
-		uint32_t max_len = left < SECTS_PER_PAGE ? left
-							 : SECTS_PER_PAGE;
+		uint32_t max_len = left < spp ? left : spp;
 		uint32_t len = max_len, first = 0;
 
 		if (partial && min_len < max_len)
 			len = min_len + (uint32_t)(rng_next(rng) %
 						   (max_len - min_len + 1));
-		if (partial && len < SECTS_PER_PAGE)
-			first = (uint32_t)(rng_next(rng) %
-					   (SECTS_PER_PAGE - len + 1));
+		if (partial && len < spp)
+			first = (uint32_t)(rng_next(rng) % (spp - len + 1));
 		io->seg[n] = (struct frontend_segment){
 			.page = first_page + n,
 			.first_sect = (uint8_t)first,
@@ -137,10 +192,11 @@ static unsigned int layout_segments(struct io *io, uint32_t first_page,
 	return n;
 }
 
-static void *segment_data(struct frontend *fe, const struct frontend_segment *s)
+static void *segment_data(const struct shared *sh,
+			  const struct frontend_segment *s)
 {
-	return (char *)frontend_data_page(fe, s->page) +
-	       (size_t)s->first_sect * SECT;
+	return (char *)frontend_data_page(sh->fe, s->page) +
+	       (size_t)s->first_sect * sh->ss;
 }
 
 static uint32_t segment_sectors(const struct frontend_segment *s)
@@ -148,43 +204,46 @@ static uint32_t segment_sectors(const struct frontend_segment *s)
 	return (uint32_t)s->last_sect - s->first_sect + 1;
 }
 
-static void fill_io_pages(struct frontend *fe, const struct io *io,
-			  uint64_t seed)
+static void fill_io_pages(const struct shared *sh, const struct io *io)
 {
 	uint64_t sector = io->sector;
 
 	for (unsigned int i = 0; i < io->nseg; i++) {
 		uint32_t n = segment_sectors(&io->seg[i]);
 
-		workload_fill_pattern(seed, sector,
-				      segment_data(fe, &io->seg[i]), n);
+		workload_fill_pattern(sh->p->seed, sector * sh->units,
+				      segment_data(sh, &io->seg[i]),
+				      n * sh->units);
 		sector += n;
 	}
 }
 
-static void poison_io_pages(struct frontend *fe, const struct io *io)
+static void poison_io_pages(const struct shared *sh, const struct io *io)
 {
 	for (unsigned int i = 0; i < io->nseg; i++)
-		memset(frontend_data_page(fe, io->seg[i].page), POISON,
-		       BLKIF_PAGE_SIZE);
+		memset(frontend_data_page(sh->fe, io->seg[i].page), POISON,
+		       PAGE);
 }
 
-/* Verify what a READ brought in; -1 if all good, else the bad sector. */
-static int64_t check_io_pages(struct frontend *fe, const struct io *io,
-			      uint64_t seed, long *byte)
+/*
+ * Verify what a READ brought in; -1 if all good, else the bad sector (in
+ * 512-byte units, as the pattern numbers them).
+ */
+static int64_t check_io_pages(const struct shared *sh, const struct io *io,
+			      long *byte)
 {
-	uint64_t sector = io->sector;
+	uint64_t unit = io->sector * sh->units;
 
 	for (unsigned int i = 0; i < io->nseg; i++) {
-		uint32_t n = segment_sectors(&io->seg[i]);
+		uint32_t n = segment_sectors(&io->seg[i]) * sh->units;
 		long bad = workload_check_pattern(
-			seed, sector, segment_data(fe, &io->seg[i]), n);
+			sh->p->seed, unit, segment_data(sh, &io->seg[i]), n);
 
 		if (bad >= 0) {
 			*byte = bad % SECT;
-			return (int64_t)(sector + (uint64_t)bad / SECT);
+			return (int64_t)(unit + (uint64_t)bad / SECT);
 		}
-		sector += n;
+		unit += n;
 	}
 	return -1;
 }
@@ -203,51 +262,36 @@ static const char *op_name(uint8_t op)
 	}
 }
 
-static void describe_io(const struct io *io, char *buf, size_t len)
+static void describe_io(const struct run *r, const struct io *io, char *buf,
+			size_t len)
 {
 	snprintf(buf, len,
-		 "%s id %" PRIu64 " sector %" PRIu64 " (%u sectors, %u "
-		 "segments)",
+		 "queue %u %s%s id %" PRIu64 " sector %" PRIu64 " (%u sectors, "
+								"%u segments)",
+		 r->q,
+		 io->nseg > BLKIF_MAX_SEGMENTS_PER_REQUEST ? "indirect " : "",
 		 op_name(io->op), io->id, io->sector, io->nsect, io->nseg);
 }
 
-static int submit_io(struct frontend *fe, struct io *io)
+static int submit_io(struct run *r, struct io *io)
 {
-	int ret;
+	int ret = frontend_queue_io(r->sh->fe, r->q, io->op, io->sector,
+				    io->seg, io->nseg, &io->id);
 
-	if (io->op == BLKIF_OP_FLUSH_DISKCACHE)
-		ret = frontend_queue_flush(fe, &io->id);
-	else
-		ret = frontend_queue_rw(fe, io->op, io->sector, io->seg,
-					io->nseg, &io->id);
 	if (ret < 0)
 		return ret;
+	if (io->nseg > BLKIF_MAX_SEGMENTS_PER_REQUEST)
+		r->st.indirect_ops++;
 	io->busy = true;
 	io->issued_ms = xenbus_now_ms();
 	return 0;
 }
 
-/* ---- the main workload ---- */
-
-struct run {
-	struct frontend *fe;
-	const struct workload_params *p;
-	struct workload_stats *st;
-	struct io *ios; /* one per depth slot; slot i owns pages i*11.. */
-	uint8_t *written; /* per block */
-	uint64_t nblocks;
-	uint64_t sectors;
-	uint32_t nsect;
-	uint64_t rng;
-	uint64_t seq;
-	uint64_t writes_since_flush;
-	char *why;
-	size_t why_len;
-};
+/* ---- one queue's share of the workload ---- */
 
 static struct io *find_io(struct run *r, uint64_t id)
 {
-	for (uint32_t i = 0; i < r->p->depth; i++) {
+	for (uint32_t i = 0; i < r->sh->depth; i++) {
 		if (r->ios[i].busy && r->ios[i].id == id)
 			return &r->ios[i];
 	}
@@ -256,7 +300,7 @@ static struct io *find_io(struct run *r, uint64_t id)
 
 static struct io *free_slot(struct run *r, uint32_t *index)
 {
-	for (uint32_t i = 0; i < r->p->depth; i++) {
+	for (uint32_t i = 0; i < r->sh->depth; i++) {
 		if (!r->ios[i].busy) {
 			*index = i;
 			return &r->ios[i];
@@ -266,89 +310,118 @@ static struct io *free_slot(struct run *r, uint32_t *index)
 }
 
 /* Blocks are bs long, except a shorter last one at the end of the disk. */
-static uint32_t block_sectors(const struct run *r, uint64_t block)
+static uint32_t block_sectors(const struct shared *sh, uint64_t block)
 {
-	uint64_t left = r->sectors - block * r->nsect;
+	uint64_t left = sh->sectors - block * sh->nsect;
 
-	return left < r->nsect ? (uint32_t)left : r->nsect;
+	return left < sh->nsect ? (uint32_t)left : sh->nsect;
+}
+
+/* Blocks of this queue: q, q + nq, q + 2 nq, ... */
+static uint64_t queue_blocks(const struct run *r)
+{
+	const struct shared *sh = r->sh;
+
+	if (r->q >= sh->nblocks)
+		return 0;
+	return (sh->nblocks - r->q + sh->nq - 1) / sh->nq;
+}
+
+static uint64_t queue_block(const struct run *r, uint64_t j)
+{
+	return r->q + j * r->sh->nq;
+}
+
+static int timed_out(struct run *r, int timeout_ms)
+{
+	struct io *oldest = NULL;
+	char desc[160];
+
+	for (uint32_t i = 0; i < r->sh->depth; i++) {
+		if (r->ios[i].busy &&
+		    (!oldest || r->ios[i].issued_ms < oldest->issued_ms))
+			oldest = &r->ios[i];
+	}
+	if (oldest)
+		describe_io(r, oldest, desc, sizeof(desc));
+	say(r->why, sizeof(r->why), "no response in %d ms to %s", timeout_ms,
+	    oldest ? desc : "(none)");
+	return -ETIMEDOUT;
+}
+
+static int account_read(struct run *r, const struct io *io, const char *desc)
+{
+	const struct shared *sh = r->sh;
+	long byte = 0;
+	int64_t bad;
+
+	r->st.bytes_read += (uint64_t)io->nsect * sh->ss;
+	if (!sh->p->verify)
+		return 0;
+	bad = check_io_pages(sh, io, &byte);
+	if (bad >= 0) {
+		say(r->why, sizeof(r->why),
+		    "%s: data mismatch at 512-byte sector %" PRId64 " byte %ld",
+		    desc, bad, byte);
+		return -EIO;
+	}
+	r->st.verified_bytes += (uint64_t)io->nsect * sh->ss;
+	return 0;
 }
 
 /* Complete one response: account, verify, mark written. */
 static int complete_one(struct run *r, int timeout_ms)
 {
-	struct frontend_response rsp;
+	struct frontend_response rsp = { 0 };
 	char desc[160];
 	struct io *io;
 	int ret;
 
-	ret = frontend_wait(r->fe, &rsp, timeout_ms);
-	if (ret == -ETIMEDOUT) {
-		struct io *oldest = NULL;
-
-		for (uint32_t i = 0; i < r->p->depth; i++) {
-			if (r->ios[i].busy &&
-			    (!oldest ||
-			     r->ios[i].issued_ms < oldest->issued_ms))
-				oldest = &r->ios[i];
-		}
-		if (oldest)
-			describe_io(oldest, desc, sizeof(desc));
-		say(r->why, r->why_len, "no response in %d ms to %s",
-		    timeout_ms, oldest ? desc : "(none)");
-		return ret;
-	}
-	if (ret < 0) {
-		say(r->why, r->why_len,
-		    "bad response from backend: id %" PRIu64 " op %u: %s",
-		    rsp.id, rsp.operation, strerror(-ret));
-		return ret;
-	}
+	ret = frontend_wait_on(r->sh->fe, r->q, &rsp, timeout_ms);
+	if (ret == -ETIMEDOUT)
+		return timed_out(r, timeout_ms);
 	io = find_io(r, rsp.id);
+	if (ret < 0) {
+		if (io)
+			describe_io(r, io, desc, sizeof(desc));
+		say(r->why, sizeof(r->why),
+		    "bad response from backend: id %" PRIu64 " op %u status "
+							     "%d%s%s: %s",
+		    rsp.id, rsp.operation, rsp.status, io ? " to " : "",
+		    io ? desc : "",
+		    ret == -EPROTO ? "unknown id or wrong operation"
+				   : strerror(-ret));
+		return ret;
+	}
 	if (!io) {
-		say(r->why, r->why_len, "response for unknown id %" PRIu64,
+		say(r->why, sizeof(r->why), "response for unknown id %" PRIu64,
 		    rsp.id);
 		return -EPROTO;
 	}
 	io->busy = false;
-	describe_io(io, desc, sizeof(desc));
+	describe_io(r, io, desc, sizeof(desc));
 	if (rsp.status != BLKIF_RSP_OKAY) {
-		say(r->why, r->why_len, "%s: status %d", desc, rsp.status);
+		say(r->why, sizeof(r->why), "%s: status %d", desc, rsp.status);
 		return -EIO;
 	}
-	r->st->ops++;
+	r->st.ops++;
 	switch (io->op) {
 	case BLKIF_OP_WRITE:
-		r->st->bytes_written += (uint64_t)io->nsect * SECT;
-		r->written[io->sector / r->nsect] = 1;
-		break;
-	case BLKIF_OP_READ: {
-		long byte = 0;
-		int64_t bad;
-
-		r->st->bytes_read += (uint64_t)io->nsect * SECT;
-		if (!r->p->verify)
-			break;
-		bad = check_io_pages(r->fe, io, r->p->seed, &byte);
-		if (bad >= 0) {
-			say(r->why, r->why_len,
-			    "%s: data mismatch at sector %" PRId64 " byte %ld",
-			    desc, bad, byte);
-			return -EIO;
-		}
-		r->st->verified_bytes += (uint64_t)io->nsect * SECT;
-		break;
-	}
+		r->st.bytes_written += (uint64_t)io->nsect * r->sh->ss;
+		r->sh->written[io->sector / r->sh->nsect] = 1;
+		return 0;
+	case BLKIF_OP_READ:
+		return account_read(r, io, desc);
 	default:
-		r->st->flushes++;
-		break;
+		r->st.flushes++;
+		return 0;
 	}
-	return 0;
 }
 
 static int drain(struct run *r)
 {
-	while (frontend_in_flight(r->fe)) {
-		int ret = complete_one(r, r->p->timeout_ms);
+	while (frontend_queue_in_flight(r->sh->fe, r->q)) {
+		int ret = complete_one(r, r->sh->p->timeout_ms);
 
 		if (ret < 0)
 			return ret;
@@ -359,35 +432,40 @@ static int drain(struct run *r)
 /* Issue one I/O into a free slot (completing one first if none is). */
 static int issue(struct run *r, uint8_t op, uint64_t block)
 {
+	struct shared *sh = r->sh;
 	uint32_t slot;
 	struct io *io;
 	int ret;
 
 	while (!(io = free_slot(r, &slot))) {
-		ret = complete_one(r, r->p->timeout_ms);
+		ret = complete_one(r, sh->p->timeout_ms);
 		if (ret < 0)
 			return ret;
 	}
 	*io = (struct io){ .op = op,
-			   .sector = block * r->nsect,
-			   .nsect = block_sectors(r, block) };
+			   .sector = block * sh->nsect,
+			   .nsect = block_sectors(sh, block),
+			   .seg = r->segs + (size_t)slot * sh->pages_per_io };
 	if (op != BLKIF_OP_FLUSH_DISKCACHE) {
-		layout_segments(io, slot * MAX_SEGS, r->p->partial, &r->rng);
+		uint32_t first_page =
+			(r->q * sh->depth + slot) * sh->pages_per_io;
+
+		layout_segments(sh, io, first_page, sh->p->partial, &r->rng);
 		if (op == BLKIF_OP_WRITE)
-			fill_io_pages(r->fe, io, r->p->seed);
+			fill_io_pages(sh, io);
 		else
-			poison_io_pages(r->fe, io);
+			poison_io_pages(sh, io);
 	} else {
 		io->sector = 0;
 		io->nsect = 0;
 	}
-	ret = submit_io(r->fe, io);
+	ret = submit_io(r, io);
 	if (ret < 0) {
-		say(r->why, r->why_len, "cannot queue request: %s",
-		    strerror(-ret));
+		say(r->why, sizeof(r->why),
+		    "queue %u: cannot queue request: %s", r->q, strerror(-ret));
 		return ret;
 	}
-	return frontend_push(r->fe);
+	return frontend_push_on(sh->fe, r->q);
 }
 
 static int flush_now(struct run *r)
@@ -405,10 +483,13 @@ static int flush_now(struct run *r)
 
 static int sequential_pass(struct run *r, uint8_t op)
 {
-	for (uint64_t b = 0; b < r->nblocks; b++) {
+	uint64_t n = queue_blocks(r);
+
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t b = queue_block(r, j);
 		int ret;
 
-		if (op == BLKIF_OP_READ && !r->written[b])
+		if (op == BLKIF_OP_READ && !r->sh->written[b])
 			continue;
 		ret = issue(r, op, b);
 		if (ret < 0)
@@ -419,29 +500,35 @@ static int sequential_pass(struct run *r, uint8_t op)
 
 static bool mixed_done(const struct run *r, uint64_t n, int64_t start)
 {
-	if (r->p->ops)
-		return n >= r->p->ops;
-	return xenbus_now_ms() - start >= (int64_t)(r->p->seconds * 1000);
+	const struct workload_params *p = r->sh->p;
+
+	if (p->ops)
+		return n >= r->ops_wanted;
+	return xenbus_now_ms() - start >= (int64_t)(p->seconds * 1000);
 }
 
 static int mixed_phase(struct run *r)
 {
+	const struct workload_params *p = r->sh->p;
+	uint64_t nb = queue_blocks(r);
 	int64_t start = xenbus_now_ms();
 	uint64_t n;
 
+	if (!nb)
+		return 0;
 	for (n = 0; !mixed_done(r, n, start); n++) {
-		uint64_t block = r->p->random ? rng_next(&r->rng) % r->nblocks
-					      : r->seq++ % r->nblocks;
-		bool read = r->p->preexisting || (rng_next(&r->rng) & 1);
-		uint8_t op = read && r->written[block] ? BLKIF_OP_READ
-						       : BLKIF_OP_WRITE;
+		uint64_t j = p->random ? rng_next(&r->rng) % nb : r->seq++ % nb;
+		uint64_t block = queue_block(r, j);
+		bool read = p->preexisting || (rng_next(&r->rng) & 1);
+		uint8_t op = read && r->sh->written[block] ? BLKIF_OP_READ
+							   : BLKIF_OP_WRITE;
 		int ret;
 
 		ret = issue(r, op, block);
 		if (ret < 0)
 			return ret;
-		if (op == BLKIF_OP_WRITE && r->p->flush_every &&
-		    ++r->writes_since_flush >= r->p->flush_every) {
+		if (op == BLKIF_OP_WRITE && p->flush_every &&
+		    ++r->writes_since_flush >= p->flush_every) {
 			ret = flush_now(r);
 			if (ret < 0)
 				return ret;
@@ -452,9 +539,10 @@ static int mixed_phase(struct run *r)
 
 static int run_phases(struct run *r)
 {
+	const struct workload_params *p = r->sh->p;
 	int ret;
 
-	if (r->p->fill) {
+	if (p->fill) {
 		ret = sequential_pass(r, BLKIF_OP_WRITE);
 		if (ret < 0)
 			return ret;
@@ -462,61 +550,160 @@ static int run_phases(struct run *r)
 	ret = mixed_phase(r);
 	if (ret < 0)
 		return ret;
-	if (r->p->flush_every ||
-	    frontend_disk_info(r->fe)->feature_flush_cache) {
+	if (p->flush_every ||
+	    frontend_disk_info(r->sh->fe)->feature_flush_cache) {
 		ret = flush_now(r);
 		if (ret < 0)
 			return ret;
 	}
-	if (r->p->verify)
+	if (p->verify)
 		return sequential_pass(r, BLKIF_OP_READ);
 	return 0;
 }
 
-int workload_run(struct frontend *fe, const struct workload_params *p,
-		 struct workload_stats *st, char *why, size_t why_len)
+static void *run_thread(void *arg)
 {
-	const struct frontend_disk_info *di = frontend_disk_info(fe);
-	struct run r = { .fe = fe,
-			 .p = p,
-			 .st = st,
-			 .why = why,
-			 .why_len = why_len,
-			 .rng = p->seed };
-	int64_t start = xenbus_now_ms();
-	int ret;
+	struct run *r = arg;
 
-	memset(st, 0, sizeof(*st));
-	if (p->bs == 0 || p->bs % SECT || p->bs > MAX_SEGS * BLKIF_PAGE_SIZE ||
-	    p->depth == 0 || p->depth > 32) {
-		say(why, why_len, "bad block size or depth");
+	r->ret = run_phases(r);
+	return NULL;
+}
+
+/* The request size the transport can carry in one request. */
+static uint32_t usable_bs(const struct shared *sh, uint32_t bs)
+{
+	uint64_t max =
+		(uint64_t)frontend_disk_info(sh->fe)->max_segments * PAGE;
+
+	return bs > max ? (uint32_t)max : bs;
+}
+
+static int setup_shared(struct shared *sh, struct workload_stats *st, char *why,
+			size_t why_len)
+{
+	const struct frontend_disk_info *di = frontend_disk_info(sh->fe);
+	const struct workload_params *p = sh->p;
+	uint32_t bs;
+
+	sh->ss = di->sector_size;
+	sh->spp = PAGE / sh->ss;
+	sh->units = sh->ss / SECT;
+	sh->nq = di->nr_queues;
+	sh->depth = p->depth < di->ring_size ? p->depth : di->ring_size;
+	bs = usable_bs(sh, p->bs);
+	if (bs == 0 || bs % sh->ss || p->depth == 0) {
+		say(why, why_len,
+		    "block size %u is not a multiple of the %u-byte sector, or "
+		    "depth is 0",
+		    bs, sh->ss);
 		return -EINVAL;
 	}
-	if (di->sector_size != SECT) {
-		say(why, why_len, "sector-size %u is not 512", di->sector_size);
-		return -EINVAL;
+	sh->nsect = bs / sh->ss;
+	sh->pages_per_io = pages_per_io(bs, p->partial, di->max_segments);
+	if ((uint64_t)sh->nq * sh->depth * sh->pages_per_io >
+	    frontend_nr_data_pages(sh->fe)) {
+		say(why, why_len,
+		    "%u queues x depth %u x %u pages exceed the %u data pages",
+		    sh->nq, sh->depth, sh->pages_per_io,
+		    frontend_nr_data_pages(sh->fe));
+		return -ENOSPC;
 	}
-	r.nsect = p->bs / SECT;
-	r.sectors = di->sectors;
-	r.nblocks = (di->sectors + r.nsect - 1) / r.nsect;
-	if (!r.nblocks) {
+	sh->sectors = di->sectors;
+	sh->nblocks = (di->sectors + sh->nsect - 1) / sh->nsect;
+	if (!sh->nblocks) {
 		say(why, why_len,
 		    "disk of %" PRIu64 " sectors is smaller than one block",
 		    di->sectors);
 		return -EINVAL;
 	}
-	r.ios = calloc(p->depth, sizeof(*r.ios));
-	r.written = calloc(r.nblocks, 1);
-	if (!r.ios || !r.written) {
-		free(r.ios);
-		free(r.written);
-		return -ENOMEM;
+	st->bs = bs;
+	st->depth = sh->depth;
+	st->queues = sh->nq;
+	return 0;
+}
+
+static int setup_run(struct run *r, struct shared *sh, unsigned int q)
+{
+	const struct workload_params *p = sh->p;
+
+	r->sh = sh;
+	r->q = q;
+	r->rng = p->seed ^ ((uint64_t)q * 0x2545f4914f6cdd1dull);
+	r->ops_wanted = p->ops / sh->nq + (q < p->ops % sh->nq ? 1 : 0);
+	r->ios = calloc(sh->depth, sizeof(*r->ios));
+	r->segs =
+		calloc((size_t)sh->depth * sh->pages_per_io, sizeof(*r->segs));
+	return r->ios && r->segs ? 0 : -ENOMEM;
+}
+
+static void merge_stats(struct workload_stats *st, const struct run *r)
+{
+	st->bytes_written += r->st.bytes_written;
+	st->bytes_read += r->st.bytes_read;
+	st->ops += r->st.ops;
+	st->flushes += r->st.flushes;
+	st->verified_bytes += r->st.verified_bytes;
+	st->indirect_ops += r->st.indirect_ops;
+}
+
+/* Start every queue's thread (queue 0 runs on the caller's), join all. */
+static int run_queues(struct shared *sh, struct run *runs,
+		      struct workload_stats *st, char *why, size_t why_len)
+{
+	int ret = 0;
+
+	for (unsigned int q = 1; q < sh->nq; q++) {
+		int err = pthread_create(&runs[q].thread, NULL, run_thread,
+					 &runs[q]);
+
+		if (err) {
+			runs[q].ret = -err;
+			runs[q].thread = 0;
+			say(runs[q].why, sizeof(runs[q].why),
+			    "cannot start a thread for queue %u", q);
+		}
 	}
-	if (p->preexisting)
-		memset(r.written, 1, r.nblocks);
-	ret = run_phases(&r);
+	run_thread(&runs[0]);
+	for (unsigned int q = 0; q < sh->nq; q++) {
+		if (q && runs[q].thread)
+			pthread_join(runs[q].thread, NULL);
+		merge_stats(st, &runs[q]);
+		if (runs[q].ret < 0 && !ret) {
+			ret = runs[q].ret;
+			say(why, why_len, "%s", runs[q].why);
+		}
+	}
+	return ret;
+}
+
+int workload_run(struct frontend *fe, const struct workload_params *p,
+		 struct workload_stats *st, char *why, size_t why_len)
+{
+	struct shared sh = { .fe = fe, .p = p };
+	struct run *runs = NULL;
+	int64_t start = xenbus_now_ms();
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	ret = setup_shared(&sh, st, why, why_len);
+	if (ret < 0)
+		return ret;
+	sh.written = calloc(sh.nblocks, 1);
+	runs = calloc(sh.nq, sizeof(*runs));
+	ret = sh.written && runs ? 0 : -ENOMEM;
+	for (unsigned int q = 0; !ret && q < sh.nq; q++)
+		ret = setup_run(&runs[q], &sh, q);
+	if (!ret) {
+		if (p->preexisting)
+			memset(sh.written, 1, sh.nblocks);
+		ret = run_queues(&sh, runs, st, why, why_len);
+	}
 	st->seconds = (double)(xenbus_now_ms() - start) / 1000.0;
-	free(r.ios);
-	free(r.written);
+	for (unsigned int q = 0; runs && q < sh.nq; q++) {
+		free(runs[q].ios);
+		free(runs[q].segs);
+	}
+	free(runs);
+	free(sh.written);
 	return ret;
 }

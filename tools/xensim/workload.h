@@ -28,8 +28,8 @@ long workload_check_pattern(uint64_t seed, uint64_t sector, const void *buf,
 
 struct workload_params {
 	uint64_t seed;
-	uint32_t bs; /* bytes per request, multiple of 512 */
-	uint32_t depth; /* requests in flight */
+	uint32_t bs; /* bytes per request, a multiple of the sector size */
+	uint32_t depth; /* requests in flight, per queue */
 	uint64_t ops; /* 0: run for seconds */
 	double seconds;
 	bool random; /* random offsets, else sequential */
@@ -48,18 +48,34 @@ struct workload_stats {
 	uint64_t flushes;
 	double seconds;
 	uint64_t verified_bytes;
+	uint32_t bs; /* bytes per request used (capped by the transport) */
+	uint32_t depth; /* per queue, capped by the ring size */
+	unsigned int queues; /* each driven by its own thread */
+	uint64_t indirect_ops; /* requests sent as BLKIF_OP_INDIRECT */
 };
 
 /*
- * Run the workload; -EIO on a mismatch or error response, -ETIMEDOUT when
- * a request goes unanswered. The failing request is described in @why.
+ * Data pages a workload needs with @queues queues: the library lays each
+ * request of @bs bytes over its own pages (more for --partial). An upper
+ * bound whatever the backend offers.
+ */
+uint32_t workload_data_pages(const struct workload_params *p,
+			     unsigned int queues);
+
+/*
+ * Run the workload over every queue of @fe, one thread per queue, each on
+ * its own share of the disk (block b belongs to queue b % queues). -EIO on
+ * a mismatch or error response, -ETIMEDOUT when a request goes
+ * unanswered. The failing request is described in @why.
  */
 int workload_run(struct frontend *fe, const struct workload_params *p,
 		 struct workload_stats *st, char *why, size_t why_len);
 
 /*
  * Named checks. Each returns 0 if the backend behaved, else -errno with a
- * description in @why. "flush-pause" talks to the test over @in/@out.
+ * description in @why. Checks that need the host to look at the image
+ * ("flush-pause", "discard", "resize") print a word on @out and wait for a
+ * line on @in.
  */
 int workload_check(struct frontend *fe, const char *name, uint64_t seed,
 		   FILE *in, FILE *out, char *why, size_t why_len);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,7 +20,10 @@
 #include "tools/xensim/workload.h"
 
 #define MAX_CHECKS 16
-#define DATA_PAGES (32 * BLKIF_MAX_SEGMENTS_PER_REQUEST)
+/* Enough for the checks' requests (indirect ones of up to 384 segments). */
+#define MIN_DATA_PAGES 768u
+/* What the grant table leaves after rings and indirect pages. */
+#define MAX_DATA_PAGES 7000u
 
 struct options {
 	uint32_t domid;
@@ -34,6 +38,12 @@ struct options {
 	bool abandon;
 	uint64_t dump_sectors;
 	bool dump;
+	int ring_order;
+	int queues;
+	int indirect;
+	int persistent;
+	int large_sectors;
+	uint32_t data_pages;
 };
 
 static void usage(FILE *f)
@@ -49,13 +59,19 @@ static void usage(FILE *f)
 		"MS]\n"
 		"         [--preexisting]   (the image already holds --seed's "
 		"pattern: read, verify)\n"
+		"         [--ring-order N|auto] [--queues N|auto] [--indirect "
+		"N|auto]\n"
+		"         [--persistent yes|no] [--large-sectors yes|no] "
+		"[--data-pages N]\n"
 		"       xensim-blkfront --dump-pattern SECTORS --seed N   "
 		"(expected image)\n"
 		"checks: %s\n"
 		"--hold: connect, print CONNECTED, close on a line/EOF on "
 		"stdin or when\n"
 		"        the backend closes. --abandon: exit without closing "
-		"(a dead guest).\n",
+		"(a dead guest).\n"
+		"Features default to auto: use what the backend offers, as "
+		"Linux blkfront does.\n",
 		workload_check_names());
 }
 
@@ -101,14 +117,53 @@ enum {
 	O_TIMEOUT,
 	O_DUMP,
 	O_PREEXISTING,
+	O_RING_ORDER,
+	O_QUEUES,
+	O_INDIRECT,
+	O_PERSISTENT,
+	O_LARGE,
+	O_DATA_PAGES,
 };
+
+/* "auto" or a number up to @max. */
+static int parse_auto(const char *s, int max, int *out)
+{
+	uint64_t v;
+
+	if (!strcmp(s, "auto")) {
+		*out = FRONTEND_AUTO;
+		return 0;
+	}
+	if (parse_u64(s, &v) < 0 || v > (uint64_t)max)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_yes_no(const char *s, int *out)
+{
+	if (!strcmp(s, "yes") || !strcmp(s, "auto"))
+		*out = FRONTEND_AUTO;
+	else if (!strcmp(s, "no"))
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Options whose argument is not a plain number. */
+static bool takes_word(int c)
+{
+	return c == O_VDEV || c == O_ABI || c == O_CHECK || c == O_SECONDS ||
+	       c == O_RING_ORDER || c == O_QUEUES || c == O_INDIRECT ||
+	       c == O_PERSISTENT || c == O_LARGE;
+}
 
 static int parse_one(struct options *o, int c, const char *arg)
 {
 	uint64_t v = 0;
 
-	if (arg && c != O_VDEV && c != O_ABI && c != O_CHECK &&
-	    c != O_SECONDS && parse_u64(arg, &v) < 0)
+	if (arg && !takes_word(c) && parse_u64(arg, &v) < 0)
 		return -EINVAL;
 	switch (c) {
 	case O_DOMID:
@@ -176,6 +231,23 @@ static int parse_one(struct options *o, int c, const char *arg)
 		o->dump = true;
 		o->dump_sectors = v;
 		return 0;
+	case O_RING_ORDER:
+		return parse_auto(arg, FRONTEND_MAX_RING_ORDER, &o->ring_order);
+	case O_QUEUES:
+		if (parse_auto(arg, FRONTEND_MAX_QUEUES, &o->queues) < 0 ||
+		    o->queues == 0)
+			return -EINVAL;
+		return 0;
+	case O_INDIRECT:
+		return parse_auto(arg, BLKIF_MAX_INDIRECT_SEGMENTS,
+				  &o->indirect);
+	case O_PERSISTENT:
+		return parse_yes_no(arg, &o->persistent);
+	case O_LARGE:
+		return parse_yes_no(arg, &o->large_sectors);
+	case O_DATA_PAGES:
+		o->data_pages = (uint32_t)v;
+		return v && v <= MAX_DATA_PAGES ? 0 : -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -202,6 +274,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "timeout-ms", required_argument, NULL, O_TIMEOUT },
 		{ "dump-pattern", required_argument, NULL, O_DUMP },
 		{ "preexisting", no_argument, NULL, O_PREEXISTING },
+		{ "ring-order", required_argument, NULL, O_RING_ORDER },
+		{ "queues", required_argument, NULL, O_QUEUES },
+		{ "indirect", required_argument, NULL, O_INDIRECT },
+		{ "persistent", required_argument, NULL, O_PERSISTENT },
+		{ "large-sectors", required_argument, NULL, O_LARGE },
+		{ "data-pages", required_argument, NULL, O_DATA_PAGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -224,6 +302,26 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->wl.ops = 2000;
 	}
 	return 0;
+}
+
+/*
+ * Data pages for the workload on every queue the backend might give us,
+ * and at least what the checks use.
+ */
+static uint32_t data_pages(const struct options *o)
+{
+	unsigned int queues =
+		o->queues == FRONTEND_AUTO
+			? (unsigned int)sysconf(_SC_NPROCESSORS_ONLN)
+			: (unsigned int)o->queues;
+	uint32_t n;
+
+	if (o->data_pages)
+		return o->data_pages;
+	if (!queues)
+		queues = 1;
+	n = o->run_workload ? workload_data_pages(&o->wl, queues) : 0;
+	return n > MIN_DATA_PAGES ? n : MIN_DATA_PAGES;
 }
 
 /* The expected image content for a --fill run with this seed. */
@@ -262,17 +360,46 @@ static void hold_connection(struct frontend *fe)
 	}
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* What was negotiated, for the tests and the benchmark to see. */
+static void print_connection(const struct options *o,
+			     const struct frontend_disk_info *d)
+{
+	printf("xensim-blkfront: dom %u %s: connected: ring order %u, %u "
+	       "queue%s, %u segments per request%s, %s grants, sector-size "
+	       "%u, %" PRIu64 " sectors, info %u\n",
+	       o->domid, o->vdev, d->ring_order, d->nr_queues,
+	       d->nr_queues == 1 ? "" : "s", d->max_segments,
+	       d->max_segments > BLKIF_MAX_SEGMENTS_PER_REQUEST ? " (indirect)"
+								: "",
+	       d->persistent ? "persistent" : "per-request", d->sector_size,
+	       d->sectors, d->info);
+	fflush(stdout);
+}
+
 static void print_result(const struct options *o,
-			 const struct workload_stats *st)
+			 const struct workload_stats *st, double cpu)
 {
 	double s = st->seconds > 0 ? st->seconds : 1e-9;
 
 	printf("xensim-blkfront: dom %u %s: wrote %.1f MiB read %.1f MiB in "
-	       "%.2f s: %.1f MB/s, %.1f MB/s, IOPS %.0f, %s\n",
+	       "%.2f s: %.1f MB/s, %.1f MB/s, IOPS %.0f, %s (bs %u, depth %u "
+	       "x %u queue%s, %" PRIu64 " indirect requests, cpu %.2f s)\n",
 	       o->domid, o->vdev, st->bytes_written / 1048576.0,
 	       st->bytes_read / 1048576.0, st->seconds,
 	       st->bytes_written / 1e6 / s, st->bytes_read / 1e6 / s,
-	       st->ops / s, o->wl.verify ? "verified OK" : "not verified");
+	       st->ops / s, o->wl.verify ? "verified OK" : "not verified",
+	       st->bs, st->depth, st->queues, st->queues == 1 ? "" : "s",
+	       st->indirect_ops, cpu);
 	fflush(stdout);
 }
 
@@ -292,11 +419,12 @@ static int run(struct frontend *fe, struct options *o, char *why,
 	}
 	if (o->run_workload) {
 		struct workload_stats st;
+		double cpu = cpu_seconds();
 
 		ret = workload_run(fe, &o->wl, &st, why, why_len);
 		if (ret < 0)
 			return ret;
-		print_result(o, &st);
+		print_result(o, &st, cpu_seconds() - cpu);
 	}
 	if (o->hold)
 		hold_connection(fe);
@@ -312,6 +440,11 @@ int main(int argc, char **argv)
 			.depth = 8,
 			.random = true,
 			.timeout_ms = 10000 },
+		.ring_order = FRONTEND_AUTO,
+		.queues = FRONTEND_AUTO,
+		.indirect = FRONTEND_AUTO,
+		.persistent = FRONTEND_AUTO,
+		.large_sectors = FRONTEND_AUTO,
 	};
 	struct frontend_config cfg;
 	struct frontend *fe;
@@ -325,10 +458,27 @@ int main(int argc, char **argv)
 	}
 	if (o.dump)
 		return dump_pattern(o.wl.seed, o.dump_sectors);
-	cfg = (struct frontend_config){ .domid = o.domid,
-					.protocol = o.protocol,
-					.nr_data_pages = DATA_PAGES,
-					.timeout_ms = o.wl.timeout_ms };
+	cfg = (struct frontend_config){
+		.domid = o.domid,
+		.protocol = o.protocol,
+		.nr_data_pages = data_pages(&o),
+		.timeout_ms = o.wl.timeout_ms,
+		.ring_order = o.ring_order,
+		.nr_queues = o.queues,
+		.max_indirect = o.indirect,
+		.persistent = o.persistent,
+		.large_sectors = o.large_sectors,
+		.max_in_flight = o.wl.depth > 32 ? o.wl.depth : 32,
+	};
+	if (cfg.nr_data_pages > MAX_DATA_PAGES) {
+		fprintf(stderr,
+			"xensim-blkfront: %u data pages needed (bs x depth x "
+			"queues), at most %u fit the grant table: lower "
+			"--depth "
+			"or --bs\n",
+			cfg.nr_data_pages, MAX_DATA_PAGES);
+		return 2;
+	}
 	if (toolstack_vdev_to_devid(o.vdev, &cfg.devid) < 0) {
 		fprintf(stderr, "xensim-blkfront: invalid vdev %s\n", o.vdev);
 		return 2;
@@ -336,10 +486,17 @@ int main(int argc, char **argv)
 	ret = frontend_connect(&cfg, &fe);
 	if (ret < 0) {
 		fprintf(stderr,
-			"xensim-blkfront: dom %u %s: connect failed: %s\n",
-			o.domid, o.vdev, strerror(-ret));
+			"xensim-blkfront: dom %u %s: connect failed: %s%s\n",
+			o.domid, o.vdev, strerror(-ret),
+			ret == -ENOMEM ? " (rings, indirect and data pages do "
+					 "not fit the domain's memory: create "
+					 "it with a larger --mem-mb)"
+			: ret == -ECONNREFUSED ? " (the backend closed: see "
+						 "its error node)"
+					       : "");
 		return 1;
 	}
+	print_connection(&o, frontend_disk_info(fe));
 	ret = run(fe, &o, why, sizeof(why));
 	if (ret < 0)
 		fprintf(stderr,

@@ -19,6 +19,8 @@ static void usage(FILE *f)
 		"usage: xensim-toolstack create DOMID [--mem-mb N]\n"
 		"       xensim-toolstack destroy DOMID [--remove-backends]\n"
 		"       xensim-toolstack attach DOMID IMAGE VDEV [--mode r|w]\n"
+		"                [--device-type disk|cdrom] [--discard-enable "
+		"0|1]\n"
 		"                [--backend-domid N] [--script PATH | "
 		"--no-script]\n"
 		"       xensim-toolstack detach DOMID VDEV [--backend-domid "
@@ -52,6 +54,8 @@ struct options {
 	bool keep_nodes;
 	bool remove_backends;
 	const char *script;
+	const char *device_type;
+	bool no_discard;
 };
 
 enum {
@@ -62,6 +66,8 @@ enum {
 	OPT_NO_SCRIPT,
 	OPT_KEEP,
 	OPT_REMOVE_BACKENDS,
+	OPT_DEVICE_TYPE,
+	OPT_DISCARD,
 };
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -74,6 +80,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-script", no_argument, NULL, OPT_NO_SCRIPT },
 		{ "keep-nodes", no_argument, NULL, OPT_KEEP },
 		{ "remove-backends", no_argument, NULL, OPT_REMOVE_BACKENDS },
+		{ "device-type", required_argument, NULL, OPT_DEVICE_TYPE },
+		{ "discard-enable", required_argument, NULL, OPT_DISCARD },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -105,6 +113,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_REMOVE_BACKENDS:
 			o->remove_backends = true;
+			break;
+		case OPT_DEVICE_TYPE:
+			if (strcmp(optarg, "disk") && strcmp(optarg, "cdrom"))
+				return -EINVAL;
+			o->device_type = optarg;
+			break;
+		case OPT_DISCARD:
+			if (strcmp(optarg, "0") && strcmp(optarg, "1"))
+				return -EINVAL;
+			o->no_discard = optarg[0] == '0';
 			break;
 		case 'h':
 			usage(stdout);
@@ -146,7 +164,9 @@ static int run_command(struct xs_handle *xs, const char *simdir,
 	struct toolstack_error err = { .what = "" };
 	struct toolstack_disk disk = { .backend_domid = o->backend_domid,
 				       .readonly = o->readonly,
-				       .script = hotplug_script(o) };
+				       .script = hotplug_script(o),
+				       .device_type = o->device_type,
+				       .no_discard = o->no_discard };
 	uint32_t domid;
 	int ret;
 

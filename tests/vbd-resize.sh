@@ -1,0 +1,34 @@
+#!/bin/sh
+# Online resize: requests past the end fail; the host grows the image
+# with truncate and sends SIGHUP to the daemon, which rewrites `sectors`
+# and re-writes state 4; the frontend's watch on the backend state fires,
+# it reads the new size and reads and writes the new tail. Also with 2
+# queues, where every ring must learn the new size.
+. "$top_srcdir/tests/lib.sh"
+xensim_setup
+start_daemon --workers 2
+
+for q in 1 2; do
+	guest $q 4M
+	attach $q
+	hold_start $q --queues $q --check resize --seed 9
+	hold_wait RESIZE-READY 60
+	assert_node "$(be_path $q)/sectors" 8192
+	truncate -s 6M "$WORK/d$q.img" || fail "cannot grow the image"
+	kill -HUP "$DAEMON_PID"
+	echo go >&3
+	hold_wait RESIZED 30
+	hold_end
+	grep -q "RESIZED 8192 12288" "$WORK/front-$q.out" ||
+		fail "frontend saw $(grep RESIZED "$WORK/front-$q.out")"
+	assert_node "$(be_path $q)/sectors" 12288
+	grep -q "check resize OK" "$WORK/front-$q.out" ||
+		fail "resize check failed with $q queues"
+	# And a fresh connection sees the new size and uses all of it.
+	blkfront $q --queues $q --fill --ops 200 --verify >/dev/null
+	grep -q "12288 sectors" "$WORK/front-$q.out" ||
+		fail "a new connection does not see the new size"
+	detach $q
+done
+assert_daemon_alive
+exit 0
