@@ -39,9 +39,13 @@ tools/xensim/xensim-featbench: $(srcdir)/tools/xensim/xensim-featbench.in \
 	$(AM_V_GEN)$(xensim_bake)
 
 # `make demo`: four guests, verified I/O for a few seconds each, sparse
-# images in a temporary directory.
+# images in a temporary directory; then a short concurrent-guest benchmark
+# (the loop arms need root to make loop devices).
 demo: all
 	$(SHELL) tools/xensim/xensim run --guests 4 --size 256M --seconds 5
+	arms=raw,blkbackd; [ "$$(id -u)" -ne 0 ] || arms=raw,loop,loop-dio,blkbackd; \
+	tools/bench/blkback-bench --guests 1,4,10 --size 16M --arms $$arms \
+		--out tools/bench/demo
 
 # `make featbench`: what each protocol feature buys (not a test).
 featbench: all

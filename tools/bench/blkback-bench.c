@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blkback-bench: does a file-backed guest disk survive concurrent guests?
+ *
+ * For each N in --guests, each job and each arm it starts N guests at once
+ * (one process each, own image), lets each do the same fixed work, and
+ * records every guest's elapsed time, the group's throughput, latency and
+ * the backend's CPU. Arms are interleaved run by run so that background
+ * noise on the host hits them alike; --repeat takes medians.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/bench/cleanup.h"
+#include "tools/bench/cpu.h"
+#include "tools/bench/engine-blkif.h"
+#include "tools/bench/engine-uring.h"
+#include "tools/bench/guests.h"
+#include "tools/bench/images.h"
+#include "tools/bench/loopdev.h"
+#include "tools/bench/options.h"
+#include "tools/bench/report.h"
+#include "tools/bench/xenhost.h"
+
+struct bench {
+	struct bench_options opt;
+	const struct bench_config *cfg;
+	struct bench_results results;
+	struct bench_images images;
+	char workdir[PATH_MAX];
+	struct xenhost host;
+	bool host_up;
+	unsigned int run, nr_runs;
+	bool tty;
+};
+
+/* One run of one cell: what the guests open and what the hooks sample. */
+struct arm_run {
+	struct bench *b;
+	struct bench_cell *cell;
+	enum bench_arm arm;
+	char **paths; /* images, or loop devices in front of them */
+	uint32_t *domids;
+	double host_busy[2], daemon_cpu[2];
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "blkback-bench: %s\n", what);
+	exit(1);
+}
+
+static int open_guest_engine(unsigned int guest, void *arg,
+			     const struct bench_job *job,
+			     struct bench_engine **out, char *why,
+			     size_t why_len)
+{
+	struct arm_run *r = arg;
+
+	if (r->arm == BENCH_ARM_BLKBACKD)
+		return engine_blkif_open(r->domids[guest], XENHOST_DEVID, job,
+					 out, why, why_len);
+	return engine_uring_open(r->paths[guest], job, out, why, why_len);
+}
+
+static void sample_cpu(struct arm_run *r, int when)
+{
+	if (cpu_host_busy_seconds(&r->host_busy[when]) < 0)
+		r->host_busy[when] = NAN;
+	if (r->arm != BENCH_ARM_BLKBACKD ||
+	    xenhost_daemon_cpu(&r->b->host, &r->daemon_cpu[when]) < 0)
+		r->daemon_cpu[when] = NAN;
+}
+
+static void on_started(void *arg)
+{
+	sample_cpu(arg, 0);
+}
+
+static void on_finished(void *arg)
+{
+	sample_cpu(arg, 1);
+}
+
+static void on_progress(void *arg, double fraction, unsigned int finished)
+{
+	struct arm_run *r = arg;
+
+	if (!r->b->tty)
+		return;
+	fprintf(stderr, "\r[%u/%u] %-9s %-8s N=%-4u %3.0f%%  %u done ",
+		r->b->run, r->b->nr_runs, bench_job_name(r->cell->job),
+		bench_arm_name(r->arm), r->cell->n, fraction * 100, finished);
+}
+
+/* Put the arm's devices in front of the first @n images. */
+static int arm_setup(struct arm_run *r, const struct bench_job *job,
+		     struct loopdev *loops, char *why, size_t why_len)
+{
+	struct bench *b = r->b;
+	unsigned int n = r->cell->n;
+	int ret = 0;
+
+	switch (r->arm) {
+	case BENCH_ARM_RAW:
+		for (unsigned int i = 0; i < n; i++)
+			r->paths[i] = b->images.paths[i];
+		return 0;
+	case BENCH_ARM_LOOP:
+	case BENCH_ARM_LOOP_DIO:
+		for (unsigned int i = 0; i < n && !ret; i++) {
+			ret = loopdev_attach(b->images.paths[i],
+					     r->arm == BENCH_ARM_LOOP_DIO,
+					     &loops[i], why, why_len);
+			r->paths[i] = loops[i].path;
+		}
+		return ret;
+	default:
+		return xenhost_plug(&b->host, n, b->images.paths,
+				    engine_blkif_guest_pages(job), r->domids,
+				    why, why_len);
+	}
+}
+
+static int arm_teardown(struct arm_run *r, struct loopdev *loops, char *why,
+			size_t why_len)
+{
+	int ret = 0;
+
+	switch (r->arm) {
+	case BENCH_ARM_LOOP:
+	case BENCH_ARM_LOOP_DIO:
+		for (unsigned int i = 0; i < r->cell->n; i++)
+			loopdev_detach(&loops[i]);
+		return 0;
+	case BENCH_ARM_BLKBACKD:
+		ret = xenhost_unplug(&r->b->host, r->cell->n, r->domids, why,
+				     why_len);
+		if (!ret)
+			ret = xenhost_check_daemon(&r->b->host, why, why_len);
+		return ret;
+	default:
+		return 0;
+	}
+}
+
+static double backend_cpu_seconds(const struct arm_run *r, double guests_cpu)
+{
+	switch (r->arm) {
+	case BENCH_ARM_BLKBACKD:
+		return r->daemon_cpu[1] - r->daemon_cpu[0];
+	case BENCH_ARM_LOOP:
+	case BENCH_ARM_LOOP_DIO:
+		return r->host_busy[1] - r->host_busy[0] - guests_cpu;
+	default:
+		return NAN;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double fairness_of(const struct bench_group *g)
+{
+	double lo = INFINITY, hi = 0;
+
+	for (unsigned int i = 0; i < g->n; i++) {
+		const struct bench_guest_result *res = &g->res[i];
+		double rate = (double)(res->bytes_read + res->bytes_written) /
+			      res->seconds;
+
+		lo = rate < lo ? rate : lo;
+		hi = rate > hi ? rate : hi;
+	}
+	return lo > 0 ? hi / lo : INFINITY;
+}
+
+/* Turn the guests' results into a sample; refuse impossible numbers. */
+static int make_sample(const struct arm_run *r, const struct bench_job *job,
+		       const struct bench_group *g, struct bench_sample *s,
+		       char *why, size_t why_len)
+{
+	struct lat_hist *lat = calloc(1, sizeof(*lat));
+	double guests_cpu = 0, cpu, slack = g->wall_seconds * 1.01 + 0.02;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!lat)
+		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
+	s->guest_seconds = calloc(g->n, sizeof(double));
+	if (!s->guest_seconds) {
+		free(lat);
+		return -ENOMEM;
+	}
+	s->wall_seconds = g->wall_seconds;
+	for (unsigned int i = 0; i < g->n; i++) {
+		const struct bench_guest_result *res = &g->res[i];
+		uint64_t bytes = res->bytes_read + res->bytes_written;
+
+		s->guest_seconds[i] = res->seconds;
+		s->ops += res->ops;
+		s->bytes += bytes;
+		guests_cpu += res->cpu_seconds;
+		lat_merge(lat, &res->lat);
+		if (!(res->seconds > 0) || res->seconds > slack) {
+			snprintf(why, why_len,
+				 "sanity: guest %u took %.3f s in a %.3f s run",
+				 i, res->seconds, g->wall_seconds);
+			goto insane;
+		}
+		if (!job->time_limit && bytes != job->total) {
+			snprintf(why, why_len,
+				 "sanity: guest %u did %llu bytes, not %llu", i,
+				 (unsigned long long)bytes,
+				 (unsigned long long)job->total);
+			goto insane;
+		}
+	}
+	if (!(s->wall_seconds > 0) || !s->ops || lat->count != s->ops) {
+		snprintf(why, why_len, "sanity: %llu ops, %llu timed, %.3f s",
+			 (unsigned long long)s->ops,
+			 (unsigned long long)lat->count, s->wall_seconds);
+		goto insane;
+	}
+	s->mbps = (double)s->bytes / 1e6 / s->wall_seconds;
+	s->iops = (double)s->ops / s->wall_seconds;
+	s->p50_us = lat_percentile_us(lat, 50);
+	s->p99_us = lat_percentile_us(lat, 99);
+	s->fairness = fairness_of(g);
+	s->guest_cpu_us_per_io = guests_cpu / (double)s->ops * 1e6;
+	cpu = backend_cpu_seconds(r, guests_cpu);
+	/* /proc counts in ticks: allow one tick per CPU of rounding. */
+	if (!isnan(cpu) && cpu > s->wall_seconds * ncpu + 0.01 * ncpu + 0.02) {
+		snprintf(why, why_len,
+			 "sanity: backend used %.2f CPU s in %.2f s on %ld "
+			 "CPUs",
+			 cpu, s->wall_seconds, ncpu);
+		goto insane;
+	}
+	if (cpu < 0)
+		cpu = 0; /* host-minus-guests: background noise went negative */
+	s->backend_cpu_us_per_io = cpu / (double)s->ops * 1e6;
+	if (s->p50_us > s->p99_us || s->p99_us > slack * 1e6 * 1.04) {
+		snprintf(why, why_len, "sanity: p50 %.0f us, p99 %.0f us",
+			 s->p50_us, s->p99_us);
+		goto insane;
+	}
+	free(lat);
+	return 0;
+insane:
+	free(lat);
+	free(s->guest_seconds);
+	s->guest_seconds = NULL;
+	return -ERANGE;
+}
+
+static void print_sample(const struct arm_run *r, const struct bench_sample *s)
+{
+	double *sorted = malloc(sizeof(double) * r->cell->n);
+	double lo = s->guest_seconds[0], hi = lo;
+
+	if (sorted) {
+		memcpy(sorted, s->guest_seconds, sizeof(double) * r->cell->n);
+		qsort(sorted, r->cell->n, sizeof(double), cmp_double);
+		lo = sorted[0];
+		hi = sorted[r->cell->n - 1];
+		free(sorted);
+	}
+	fprintf(stderr,
+		"%s[%u/%u] %-9s %-8s N=%-4u guests %.2f-%.2f s (max/min "
+		"%.3f), %.1f MB/s, %.0f IOPS, p99 %.0f us\n",
+		r->b->tty ? "\r" : "", r->b->run, r->b->nr_runs,
+		bench_job_name(r->cell->job), bench_arm_name(r->arm),
+		r->cell->n, lo, hi, s->fairness, s->mbps, s->iops, s->p99_us);
+}
+
+static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
+		      const char *why)
+{
+	c->status = st;
+	snprintf(c->note, sizeof(c->note), "%s", why);
+	fprintf(stderr, "\nblkback-bench: %s %s N=%u %s: %s\n",
+		bench_job_name(c->job), bench_arm_name(c->arm), c->n,
+		st == BENCH_CELL_SKIPPED ? "skipped" : "FAILED", why);
+}
+
+static void run_cell_once(struct bench *b, struct bench_cell *cell,
+			  const struct bench_job *job)
+{
+	unsigned int n = cell->n;
+	struct arm_run r = { .b = b, .cell = cell, .arm = cell->arm };
+	struct bench_group_hooks hooks = { on_started, on_finished, on_progress,
+					   &r };
+	struct loopdev *loops = calloc(n, sizeof(*loops));
+	struct bench_group g = { 0 };
+	char why[512] = "", why2[512] = "";
+	int ret, ret2;
+
+	r.paths = calloc(n, sizeof(char *));
+	r.domids = calloc(n, sizeof(uint32_t));
+	for (unsigned int i = 0; loops && i < n; i++)
+		loops[i].fd = -1;
+	if (!loops || !r.paths || !r.domids)
+		die("out of memory");
+	images_evict(&b->images, n);
+	ret = arm_setup(&r, job, loops, why, sizeof(why));
+	if (ret < 0) {
+		arm_teardown(&r, loops, why2, sizeof(why2));
+		/* No loop devices at all: the arm cannot run here. */
+		fail_cell(cell,
+			  ret == -ENOENT || ret == -EACCES ? BENCH_CELL_SKIPPED
+							   : BENCH_CELL_FAILED,
+			  why);
+		goto out;
+	}
+	ret = bench_group_run(n, job, open_guest_engine, &r, &hooks, &g, why,
+			      sizeof(why));
+	ret2 = arm_teardown(&r, loops, why2, sizeof(why2));
+	if (ret < 0 || ret2 < 0) {
+		fail_cell(cell, BENCH_CELL_FAILED, ret < 0 ? why : why2);
+	} else {
+		struct bench_sample *s = &cell->samples[cell->nr_samples];
+
+		ret = make_sample(&r, job, &g, s, why, sizeof(why));
+		if (ret < 0) {
+			fail_cell(cell, BENCH_CELL_FAILED, why);
+		} else {
+			cell->nr_samples++;
+			cell->status = BENCH_CELL_OK;
+			print_sample(&r, s);
+		}
+	}
+	bench_group_free(&g);
+out:
+	free(loops);
+	free(r.paths);
+	free(r.domids);
+}
+
+static enum bench_cpu_method cpu_method_of(enum bench_arm arm)
+{
+	switch (arm) {
+	case BENCH_ARM_BLKBACKD:
+		return BENCH_CPU_DAEMON;
+	case BENCH_ARM_LOOP:
+	case BENCH_ARM_LOOP_DIO:
+		return BENCH_CPU_HOST_MINUS_GUESTS;
+	default:
+		return BENCH_CPU_NONE;
+	}
+}
+
+static void make_cells(struct bench *b)
+{
+	const struct bench_config *cfg = b->cfg;
+	unsigned int k = 0;
+
+	b->results.cfg = cfg;
+	b->results.nr_cells = cfg->nr_jobs * cfg->nr_arms * cfg->nr_guests;
+	b->results.cells =
+		calloc(b->results.nr_cells, sizeof(struct bench_cell));
+	if (!b->results.cells)
+		die("out of memory");
+	for (unsigned int j = 0; j < cfg->nr_jobs; j++)
+		for (unsigned int a = 0; a < cfg->nr_arms; a++)
+			for (unsigned int g = 0; g < cfg->nr_guests; g++) {
+				struct bench_cell *c = &b->results.cells[k++];
+
+				c->job = cfg->jobs[j];
+				c->arm = cfg->arms[a];
+				c->n = cfg->guests[g];
+				c->cpu_method = cpu_method_of(c->arm);
+			}
+}
+
+static bool arm_selected(const struct bench_config *cfg, enum bench_arm arm)
+{
+	for (unsigned int a = 0; a < cfg->nr_arms; a++)
+		if (cfg->arms[a] == arm)
+			return true;
+	return false;
+}
+
+/* Mark every cell of @arm skipped, before anything ran. */
+static void skip_arm(struct bench *b, enum bench_arm arm, const char *why)
+{
+	fprintf(stderr, "blkback-bench: arm %s skipped: %s\n",
+		bench_arm_name(arm), why);
+	for (unsigned int i = 0; i < b->results.nr_cells; i++) {
+		struct bench_cell *c = &b->results.cells[i];
+
+		if (c->arm == arm) {
+			c->status = BENCH_CELL_SKIPPED;
+			snprintf(c->note, sizeof(c->note), "%s", why);
+		}
+	}
+}
+
+/* What each arm needs, checked up front so that it fails early and once. */
+static void check_arms(struct bench *b)
+{
+	const struct bench_config *cfg = b->cfg;
+	char why[512];
+
+	if ((arm_selected(cfg, BENCH_ARM_LOOP) ||
+	     arm_selected(cfg, BENCH_ARM_LOOP_DIO)) &&
+	    access("/dev/loop-control", R_OK | W_OK) < 0) {
+		snprintf(why, sizeof(why),
+			 "no loop devices: /dev/loop-control: %s (run as "
+			 "root; modprobe loop)",
+			 strerror(errno));
+		skip_arm(b, BENCH_ARM_LOOP, why);
+		skip_arm(b, BENCH_ARM_LOOP_DIO, why);
+	}
+	if (arm_selected(cfg, BENCH_ARM_BLKBACKD)) {
+		fprintf(stderr,
+			"blkback-bench: starting the simulated host "
+			"and %s\n",
+			cfg->blkbackd);
+		if (xenhost_start(&b->host, cfg->xensim_host, cfg->blkbackd,
+				  b->opt.daemon_args, b->workdir, why,
+				  sizeof(why)) < 0)
+			skip_arm(b, BENCH_ARM_BLKBACKD, why);
+		else
+			b->host_up = true;
+	}
+}
+
+static void make_workdir(struct bench *b)
+{
+	const char *base = b->cfg->dir;
+
+	if (!base)
+		base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/var/tmp";
+	snprintf(b->workdir, sizeof(b->workdir), "%s/blkback-bench.XXXXXX",
+		 base);
+	if (!mkdtemp(b->workdir)) {
+		fprintf(stderr,
+			"blkback-bench: cannot create a directory in "
+			"%s: %s\n",
+			base, strerror(errno));
+		exit(1);
+	}
+	cleanup_set_workdir(b->workdir);
+}
+
+static unsigned int max_guests(const struct bench_config *cfg)
+{
+	return cfg->guests[cfg->nr_guests - 1]; /* sorted */
+}
+
+static void run_everything(struct bench *b)
+{
+	const struct bench_config *cfg = b->cfg;
+
+	b->nr_runs = cfg->repeat * cfg->nr_guests * cfg->nr_jobs * cfg->nr_arms;
+	for (unsigned int rep = 0; rep < cfg->repeat; rep++)
+		for (unsigned int g = 0; g < cfg->nr_guests; g++)
+			for (unsigned int j = 0; j < cfg->nr_jobs; j++) {
+				struct bench_job job;
+
+				if (bench_job_init(&job, cfg->jobs[j],
+						   cfg->size, cfg->image_size,
+						   cfg->time_limit,
+						   cfg->seed + rep) < 0)
+					die("bad job parameters");
+				for (unsigned int a = 0; a < cfg->nr_arms;
+				     a++) {
+					struct bench_cell *c = bench_cell_find(
+						&b->results, cfg->jobs[j],
+						cfg->arms[a], cfg->guests[g]);
+
+					b->run++;
+					if (c->status == BENCH_CELL_SKIPPED ||
+					    c->status == BENCH_CELL_FAILED)
+						continue;
+					run_cell_once(b, c, &job);
+				}
+			}
+}
+
+static int write_outputs(struct bench *b)
+{
+	const struct bench_options *o = &b->opt;
+	int ret, failed = 0;
+
+	bool to_stdout = (o->csv && !strcmp(o->csv, "-")) ||
+			 (o->json && !strcmp(o->json, "-"));
+
+	/* Keep standard output machine-readable when a report goes there. */
+	report_table(to_stdout ? stderr : stdout, &b->results);
+	fflush(NULL);
+	if (o->csv) {
+		ret = report_csv(o->csv, &b->results);
+		fprintf(stderr, "blkback-bench: CSV %s%s\n", o->csv,
+			ret < 0 ? ": write FAILED" : "");
+		failed |= ret < 0;
+	}
+	if (o->json) {
+		ret = report_json(o->json, &b->results);
+		fprintf(stderr, "blkback-bench: JSON %s%s\n", o->json,
+			ret < 0 ? ": write FAILED" : "");
+		failed |= ret < 0;
+	}
+	if (o->svg) {
+		ret = report_svg(o->svg, &b->results);
+		fprintf(stderr, "blkback-bench: plot %s%s\n", o->svg,
+			ret < 0 ? ": write FAILED" : "");
+		failed |= ret < 0;
+	}
+	return failed ? -EIO : 0;
+}
+
+/* 0 when every cell ran; else say which did not. */
+static int summarise(struct bench *b)
+{
+	unsigned int bad = 0;
+
+	for (unsigned int i = 0; i < b->results.nr_cells; i++) {
+		struct bench_cell *c = &b->results.cells[i];
+
+		if (c->status == BENCH_CELL_OK &&
+		    c->nr_samples < b->cfg->repeat)
+			c->status = BENCH_CELL_FAILED;
+		if (c->status == BENCH_CELL_OK)
+			bench_cell_summarise(c);
+		else
+			bad++;
+	}
+	if (bad)
+		fprintf(stderr,
+			"blkback-bench: %u of %u results skipped or failed "
+			"(see the table)\n",
+			bad, b->results.nr_cells);
+	return bad ? -EIO : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench b;
+	char why[512] = "";
+	int ret;
+
+	ret = bench_parse_options(argc, argv, &b.opt, why, sizeof(why));
+	if (ret == 1)
+		return 0;
+	if (ret < 0) {
+		fprintf(stderr,
+			"blkback-bench: %s\nTry 'blkback-bench "
+			"--help'.\n",
+			why);
+		return 2;
+	}
+	b.cfg = &b.opt.cfg;
+	b.tty = isatty(STDERR_FILENO);
+	if (cleanup_install() < 0)
+		die("cannot install signal handlers");
+	make_workdir(&b);
+	make_cells(&b);
+	if (images_create(&b.images, b.workdir, max_guests(b.cfg),
+			  b.cfg->image_size, why, sizeof(why)) < 0)
+		die(why);
+	check_arms(&b);
+	run_everything(&b);
+	if (b.host_up)
+		xenhost_stop(&b.host);
+	ret = summarise(&b);
+	if (write_outputs(&b) < 0)
+		ret = -EIO;
+	cleanup_run();
+	images_free(&b.images);
+	return ret < 0 ? 1 : 0;
+}

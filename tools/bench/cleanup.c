@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cleanup list is global because a signal handler has no other way to
+ * reach it. It is fixed-size (no allocation in the handler) and changed
+ * only with the handled signals blocked.
+ */
+#include "tools/bench/cleanup.h"
+
+#include <errno.h>
+#include <linux/loop.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PIDS 1024
+#define MAX_LOOPS 1024
+#define MAX_FILES 4096
+#define PATH_BYTES 512
+
+struct cleanup_list {
+	pid_t pids[MAX_PIDS];
+	bool is_daemon[MAX_PIDS];
+	int loops[MAX_LOOPS];
+	char host_script[PATH_BYTES];
+	char host_dir[PATH_BYTES];
+	char *files[MAX_FILES];
+	unsigned int nr_files;
+	char workdir[PATH_BYTES];
+	pid_t owner; /* only this process cleans up */
+};
+
+static struct cleanup_list list;
+static volatile sig_atomic_t interrupted_by;
+
+static const int handled[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void say(const char *msg)
+{
+	ssize_t r = write(STDERR_FILENO, msg, strlen(msg));
+
+	(void)r;
+}
+
+void cleanup_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		sigaddset(&set, handled[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+void cleanup_unblock_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		sigaddset(&set, handled[i]);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+static int copy_path(char *dst, const char *src)
+{
+	if (strlen(src) >= PATH_BYTES)
+		return -ENAMETOOLONG;
+	strcpy(dst, src);
+	return 0;
+}
+
+int cleanup_add_pid(pid_t pid, bool is_daemon)
+{
+	int ret = -ENOSPC;
+
+	cleanup_block_signals();
+	for (int i = 0; i < MAX_PIDS; i++) {
+		if (!list.pids[i]) {
+			list.pids[i] = pid;
+			list.is_daemon[i] = is_daemon;
+			ret = 0;
+			break;
+		}
+	}
+	cleanup_unblock_signals();
+	return ret;
+}
+
+void cleanup_forget_pid(pid_t pid)
+{
+	cleanup_block_signals();
+	for (int i = 0; i < MAX_PIDS; i++)
+		if (list.pids[i] == pid)
+			list.pids[i] = 0;
+	cleanup_unblock_signals();
+}
+
+int cleanup_add_loop(int fd)
+{
+	int ret = -ENOSPC;
+
+	cleanup_block_signals();
+	for (int i = 0; i < MAX_LOOPS; i++) {
+		if (!list.loops[i]) {
+			list.loops[i] = fd + 1; /* 0 means empty */
+			ret = 0;
+			break;
+		}
+	}
+	cleanup_unblock_signals();
+	return ret;
+}
+
+void cleanup_forget_loop(int fd)
+{
+	cleanup_block_signals();
+	for (int i = 0; i < MAX_LOOPS; i++)
+		if (list.loops[i] == fd + 1)
+			list.loops[i] = 0;
+	cleanup_unblock_signals();
+}
+
+int cleanup_set_host(const char *script, const char *dir)
+{
+	int ret;
+
+	cleanup_block_signals();
+	ret = copy_path(list.host_script, script);
+	if (!ret)
+		ret = copy_path(list.host_dir, dir);
+	cleanup_unblock_signals();
+	return ret;
+}
+
+void cleanup_forget_host(void)
+{
+	cleanup_block_signals();
+	list.host_dir[0] = 0;
+	cleanup_unblock_signals();
+}
+
+int cleanup_add_file(const char *path)
+{
+	char *copy = strdup(path);
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	cleanup_block_signals();
+	if (list.nr_files < MAX_FILES)
+		list.files[list.nr_files++] = copy;
+	else
+		ret = -ENOSPC;
+	cleanup_unblock_signals();
+	if (ret)
+		free(copy);
+	return ret;
+}
+
+int cleanup_set_workdir(const char *dir)
+{
+	int ret;
+
+	cleanup_block_signals();
+	ret = copy_path(list.workdir, dir);
+	cleanup_unblock_signals();
+	return ret;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Reap @pid, waiting at most @ms; true once it is gone. */
+static bool reap_within(pid_t pid, long ms)
+{
+	for (long waited = 0; waited <= ms; waited += 20) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return true;
+		sleep_ms(20);
+	}
+	return false;
+}
+
+static void stop_processes(bool daemons)
+{
+	for (int i = 0; i < MAX_PIDS; i++) {
+		pid_t pid = list.pids[i];
+
+		if (!pid || list.is_daemon[i] != daemons)
+			continue;
+		kill(pid, daemons ? SIGTERM : SIGKILL);
+		if (!reap_within(pid, 3000)) {
+			kill(pid, SIGKILL);
+			reap_within(pid, 1000);
+		}
+		list.pids[i] = 0;
+	}
+}
+
+static void detach_loops(void)
+{
+	for (int i = 0; i < MAX_LOOPS; i++) {
+		if (!list.loops[i])
+			continue;
+		ioctl(list.loops[i] - 1, LOOP_CLR_FD, 0);
+		close(list.loops[i] - 1);
+		list.loops[i] = 0;
+	}
+}
+
+static void stop_host(void)
+{
+	char *argv[] = { list.host_script, "stop", list.host_dir, NULL };
+	extern char **environ;
+	pid_t pid;
+
+	if (!list.host_dir[0])
+		return;
+	pid = fork();
+	if (pid == 0) {
+		execve(list.host_script, argv, environ);
+		_exit(127);
+	}
+	if (pid > 0)
+		reap_within(pid, 10000);
+	list.host_dir[0] = 0;
+}
+
+void cleanup_run(void)
+{
+	if (list.owner != getpid())
+		return;
+	cleanup_block_signals();
+	stop_processes(false); /* guests first: they hold loop devices */
+	stop_processes(true);
+	detach_loops();
+	stop_host();
+	for (unsigned int i = 0; i < list.nr_files; i++)
+		if (list.files[i])
+			unlink(list.files[i]);
+	list.nr_files = 0;
+	if (list.workdir[0])
+		rmdir(list.workdir);
+	list.workdir[0] = 0;
+	cleanup_unblock_signals();
+}
+
+static void on_signal(int sig)
+{
+	interrupted_by = sig;
+	say("\nblkback-bench: interrupted; cleaning up\n");
+	cleanup_run();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void at_exit(void)
+{
+	cleanup_run();
+}
+
+int cleanup_install(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	list.owner = getpid();
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		sigaddset(&sa.sa_mask, handled[i]);
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		if (sigaction(handled[i], &sa, NULL) < 0)
+			return -errno;
+	return atexit(at_exit) ? -ENOMEM : 0;
+}
+
+void cleanup_in_child(void)
+{
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		signal(handled[i], SIG_DFL);
+	/* The list belongs to the parent; owner != getpid() disarms it. */
+}
+
+int cleanup_interrupted(void)
+{
+	return interrupted_by;
+}

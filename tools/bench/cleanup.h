@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Everything the benchmark must undo however it ends (normal exit, error,
+ * Ctrl-C, SIGTERM): guest processes, the daemon, loop devices, the
+ * simulated host and the image files. Registered as they are created,
+ * undone in reverse dependency order by cleanup_run(), which only uses
+ * async-signal-safe calls so the signal handler can run it.
+ */
+#ifndef BENCH_CLEANUP_H
+#define BENCH_CLEANUP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Install the SIGINT/SIGTERM/SIGHUP handlers and the atexit hook. */
+int cleanup_install(void);
+
+/* Processes: guests get SIGKILL, the daemon SIGTERM (then SIGKILL). */
+int cleanup_add_pid(pid_t pid, bool is_daemon);
+void cleanup_forget_pid(pid_t pid);
+
+/* A configured loop device, by the fd that holds it. */
+int cleanup_add_loop(int fd);
+void cleanup_forget_loop(int fd);
+
+/* `SCRIPT stop DIR` stops the simulated host; both strings are copied. */
+int cleanup_set_host(const char *script, const char *dir);
+void cleanup_forget_host(void);
+
+/* Files to unlink and then the directory to remove (copied). */
+int cleanup_add_file(const char *path);
+int cleanup_set_workdir(const char *dir);
+
+/* Block/unblock the signals the handler catches (around fork). */
+void cleanup_block_signals(void);
+void cleanup_unblock_signals(void);
+/* In a freshly forked child: default signal handling, no cleanup duty. */
+void cleanup_in_child(void);
+
+/* Undo everything registered. Idempotent. */
+void cleanup_run(void);
+/* The signal that interrupted the run, or 0. */
+int cleanup_interrupted(void);
+
+#endif /* BENCH_CLEANUP_H */

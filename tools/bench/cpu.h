@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU time from /proc: one process (all its threads), or the whole host. */
+#ifndef BENCH_CPU_H
+#define BENCH_CPU_H
+
+#include <sys/types.h>
+
+/* utime + stime of process @pid, in seconds. */
+int cpu_process_seconds(pid_t pid, double *out);
+/*
+ * CPU seconds the host spent busy (user, nice, system, irq, softirq,
+ * steal) summed over all CPUs since boot.
+ */
+int cpu_host_busy_seconds(double *out);
+
+#endif /* BENCH_CPU_H */

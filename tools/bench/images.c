@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+#include "tools/bench/images.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "tools/bench/cleanup.h"
+
+#define FILL_CHUNK (1024u * 1024u)
+
+static int fill_image(const char *path, uint64_t bytes, void *buf)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC,
+		      0600);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (uint64_t off = 0; off < bytes && !ret; off += FILL_CHUNK) {
+		size_t len = bytes - off < FILL_CHUNK ? bytes - off
+						      : FILL_CHUNK;
+		ssize_t w = pwrite(fd, buf, len, (off_t)off);
+
+		if (w < 0)
+			ret = -errno;
+		else if ((size_t)w != len)
+			ret = -EIO;
+	}
+	if (!ret && fdatasync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int check_space(const char *dir, uint64_t need, char *why,
+		       size_t why_len)
+{
+	struct statvfs sv;
+
+	if (statvfs(dir, &sv) < 0)
+		return 0; /* let the writes tell */
+	if ((uint64_t)sv.f_bavail * sv.f_frsize < need + need / 10) {
+		snprintf(why, why_len,
+			 "%s has %llu MiB free, the images need %llu MiB "
+			 "(use --dir, or a smaller --size)",
+			 dir,
+			 (unsigned long long)((uint64_t)sv.f_bavail *
+						      sv.f_frsize >>
+					      20),
+			 (unsigned long long)(need >> 20));
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int images_create(struct bench_images *im, const char *dir, unsigned int n,
+		  uint64_t bytes, char *why, size_t why_len)
+{
+	void *buf;
+	int ret;
+
+	*im = (struct bench_images){ .n = 0, .bytes = bytes };
+	ret = check_space(dir, bytes * n, why, why_len);
+	if (ret < 0)
+		return ret;
+	im->paths = calloc(n, sizeof(*im->paths));
+	if (!im->paths || posix_memalign(&buf, 4096, FILL_CHUNK)) {
+		snprintf(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
+	memset(buf, 0x5a, FILL_CHUNK);
+	for (unsigned int i = 0; i < n; i++) {
+		if (asprintf(&im->paths[i], "%s/guest%u.img", dir, i) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		im->n = i + 1;
+		ret = cleanup_add_file(im->paths[i]);
+		if (!ret)
+			ret = fill_image(im->paths[i], bytes, buf);
+		if (ret < 0) {
+			snprintf(why, why_len, "cannot write %s: %s",
+				 im->paths[i], strerror(-ret));
+			break;
+		}
+		fprintf(stderr, "\rblkback-bench: writing images %u/%u", i + 1,
+			n);
+	}
+	fprintf(stderr, "\n");
+	free(buf);
+	return ret;
+}
+
+int images_evict(const struct bench_images *im, unsigned int n)
+{
+	int first = 0;
+
+	for (unsigned int i = 0; i < n && i < im->n; i++) {
+		int fd = open(im->paths[i], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			first = first ? first : -errno;
+			continue;
+		}
+		fdatasync(fd);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	return first;
+}
+
+void images_free(struct bench_images *im)
+{
+	for (unsigned int i = 0; i < im->n; i++)
+		free(im->paths[i]);
+	free(im->paths);
+	im->paths = NULL;
+	im->n = 0;
+}
