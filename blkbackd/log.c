@@ -11,9 +11,8 @@
 #include "blkbackd/log.h"
 
 static const char *const level_names[] = {
-	[LOG_ERR] = "err",	   [LOG_WARNING] = "warning",
-	[LOG_NOTICE] = "notice", [LOG_INFO] = "info",
-	[LOG_DEBUG] = "debug",
+	[LOG_ERR] = "err",   [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 };
 
 /* Written once by log_init() before threads exist; read-only afterwards. */

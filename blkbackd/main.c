@@ -76,12 +76,12 @@ static int start_workers(struct daemon *d)
 		if (ret < 0) {
 			log_err("cannot start I/O worker %u: %s%s", i,
 				strerror(-ret),
-				ret == -ENOENT
-					? " (no /dev/xen/gntdev or "
-					  "/dev/xen/evtchn: is this a Xen "
-					  "domain with xen-gntdev and "
-					  "xen-evtchn loaded?)"
-					: "");
+				ret == -ENOENT ? " (no /dev/xen/gntdev or "
+						 "/dev/xen/evtchn: is this a "
+						 "Xen "
+						 "domain with xen-gntdev and "
+						 "xen-evtchn loaded?)"
+					       : "");
 			return ret;
 		}
 		d->nr_workers++;
@@ -145,8 +145,7 @@ static void drain_broken(struct daemon *d)
 {
 	uint64_t cookie;
 
-	while (read(d->broken_fd[0], &cookie, sizeof(cookie)) ==
-	       sizeof(cookie))
+	while (read(d->broken_fd[0], &cookie, sizeof(cookie)) == sizeof(cookie))
 		vbd_ring_broken(d, cookie);
 }
 

@@ -11,6 +11,8 @@
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
 
+/* The help text reads best laid out as it prints. */
+/* clang-format off */
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -33,6 +35,7 @@ static void usage(FILE *out)
 		"\n"
 		"See blkbackd(8).\n");
 }
+/* clang-format on */
 
 static int parse_number(const char *s, long max, long *out)
 {
@@ -89,20 +92,29 @@ int options_parse(struct options *opts, int argc, char **argv)
 		switch (c) {
 		case 'w':
 			if (parse_number(optarg, 1024, &v) || v == 0) {
-				fprintf(stderr, "blkbackd: --workers wants a number from 1 to 1024, not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --workers wants a number "
+					"from 1 to 1024, not '%s'\n",
+					optarg);
 				return -1;
 			}
 			opts->workers = (unsigned int)v;
 			break;
 		case 'c':
 			if (parse_cache(optarg, &opts->cache)) {
-				fprintf(stderr, "blkbackd: --cache is 'none' or 'writeback', not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --cache is 'none' or "
+					"'writeback', not '%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
 		case 'd':
 			if (parse_number(optarg, 0x7fef, &v)) {
-				fprintf(stderr, "blkbackd: --domid wants a domain id, not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --domid wants a domain id, "
+					"not '%s'\n",
+					optarg);
 				return -1;
 			}
 			opts->domid = (int)v;
@@ -110,34 +122,51 @@ int options_parse(struct options *opts, int argc, char **argv)
 		case 'l':
 			opts->log_level = log_level_from_name(optarg);
 			if (opts->log_level < 0) {
-				fprintf(stderr, "blkbackd: --log-level is err, warning, notice, info or debug, not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --log-level is err, "
+					"warning, notice, info or debug, not "
+					"'%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
 		case 'I':
 			if (parse_number(optarg, 4096, &v)) {
-				fprintf(stderr, "blkbackd: --max-indirect-segments wants a number from 0 to 4096, not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --max-indirect-segments "
+					"wants a number from 0 to 4096, not "
+					"'%s'\n",
+					optarg);
 				return -1;
 			}
 			opts->max_indirect_segments = (unsigned int)v;
 			break;
 		case 'O':
 			if (parse_number(optarg, 4, &v)) {
-				fprintf(stderr, "blkbackd: --max-ring-page-order wants a number from 0 to 4, not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --max-ring-page-order wants "
+					"a number from 0 to 4, not '%s'\n",
+					optarg);
 				return -1;
 			}
 			opts->max_ring_order = (unsigned int)v;
 			break;
 		case 'Q':
 			if (parse_number(optarg, 64, &v) || v == 0) {
-				fprintf(stderr, "blkbackd: --max-queues wants a number from 1 to 64, not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --max-queues wants a number "
+					"from 1 to 64, not '%s'\n",
+					optarg);
 				return -1;
 			}
 			opts->max_queues = (unsigned int)v;
 			break;
 		case 'P':
 			if (strcmp(optarg, "yes") && strcmp(optarg, "no")) {
-				fprintf(stderr, "blkbackd: --persistent-grants is 'yes' or 'no', not '%s'\n", optarg);
+				fprintf(stderr,
+					"blkbackd: --persistent-grants is "
+					"'yes' or 'no', not '%s'\n",
+					optarg);
 				return -1;
 			}
 			opts->persistent = strcmp(optarg, "yes") == 0;

@@ -10,14 +10,14 @@
 #include "libblk/image.h"
 
 struct options {
-	unsigned int workers;	/* 0: one per online CPU */
+	unsigned int workers; /* 0: one per online CPU */
 	enum blk_cache_mode cache;
-	int domid;		/* -1: ask xenstore */
+	int domid; /* -1: ask xenstore */
 	int log_level;
 	unsigned int max_indirect_segments; /* 0: no indirect requests */
 	unsigned int max_ring_order;
 	unsigned int max_queues; /* 0: one per worker */
-	bool persistent;	 /* offer persistent grants */
+	bool persistent; /* offer persistent grants */
 };
 
 /*

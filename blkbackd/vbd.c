@@ -26,10 +26,10 @@ struct vbd {
 	struct daemon *d;
 	uint32_t fe_domid;
 	uint32_t devid;
-	uint64_t cookie;	/* names this device to the workers */
-	char name[48];		/* "vbd 5/51712", for messages */
+	uint64_t cookie; /* names this device to the workers */
+	char name[48]; /* "vbd 5/51712", for messages */
 	char be[VBD_PATH_MAX];
-	char fe[VBD_PATH_MAX];	/* empty until read */
+	char fe[VBD_PATH_MAX]; /* empty until read */
 	char fe_state[VBD_PATH_MAX + 8];
 
 	struct blk_image image;
@@ -37,12 +37,12 @@ struct vbd {
 	bool cdrom;
 	bool removable;
 	struct blk_backend_features features; /* as published at InitWait */
-	uint32_t sector_size;		      /* as published at Connected */
+	uint32_t sector_size; /* as published at Connected */
 	/* The worker serving each queue's ring; nr_queues is 0 when idle. */
 	struct worker *queue[BLK_MAX_QUEUES];
 	unsigned int nr_queues;
 	bool domain_gone;
-	bool failed;		/* a fatal error was reported */
+	bool failed; /* a fatal error was reported */
 };
 
 /* ---- lookup ---- */
@@ -308,8 +308,7 @@ static void vbd_choose_features(struct vbd *v)
 		.discard_alignment = 0,
 		.max_indirect_segments = (uint16_t)o->max_indirect_segments,
 		.max_ring_order = o->max_ring_order,
-		.max_queues = o->max_queues ? o->max_queues
-					    : v->d->nr_workers,
+		.max_queues = o->max_queues ? o->max_queues : v->d->nr_workers,
 	};
 	if (v->features.max_queues > BLK_MAX_QUEUES)
 		v->features.max_queues = BLK_MAX_QUEUES;
@@ -429,9 +428,10 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 		p.owner = (void *)(uintptr_t)queue_cookie(v, q);
 		ret = worker_connect(w, &p);
 		if (ret < 0) {
-			vbd_fail(v, "queue %u: cannot map ring-ref %" PRIu32
-				    " (%u pages) or bind event-channel %" PRIu32
-				    ": %s",
+			vbd_fail(v,
+				 "queue %u: cannot map ring-ref %" PRIu32
+				 " (%u pages) or bind event-channel %" PRIu32
+				 ": %s",
 				 q, fq->ring_refs[0], 1u << fe->ring_order,
 				 fq->event_channel, strerror(-ret));
 			return ret;
@@ -453,12 +453,13 @@ static void vbd_connect(struct vbd *v)
 
 	if (v->nr_queues || !v->image_open)
 		return;
-	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe,
-				       what, sizeof(what));
+	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe, what,
+				       sizeof(what));
 	if (ret < 0) {
 		vbd_fail(v, "frontend node %s is %s", what,
-			 ret == -ENOENT ? "missing" : "invalid or beyond what "
-						      "the backend offered");
+			 ret == -ENOENT ? "missing"
+					: "invalid or beyond what "
+					  "the backend offered");
 		return;
 	}
 	v->sector_size = vbd_sector_size(v, &fe);
@@ -616,8 +617,8 @@ static void vbd_device_seen(struct daemon *d, uint32_t domid, uint32_t devid)
 			return;
 		v = vbd_new(d, domid, devid);
 		if (!v) {
-			log_err("vbd %" PRIu32 "/%" PRIu32
-				": out of memory, device ignored",
+			log_err("vbd %" PRIu32 "/%" PRIu32 ": out of memory, "
+							   "device ignored",
 				domid, devid);
 			return;
 		}
@@ -700,7 +701,8 @@ void vbd_domains_released(struct daemon *d)
 
 	for (v = d->vbds; v; v = next) {
 		next = v->next;
-		if (v->domain_gone || xs_is_domain_introduced(d->xs, v->fe_domid))
+		if (v->domain_gone ||
+		    xs_is_domain_introduced(d->xs, v->fe_domid))
 			continue;
 		log_info("%s: domain %" PRIu32 " is gone", v->name,
 			 v->fe_domid);
@@ -734,8 +736,7 @@ static void vbd_resize(struct vbd *v)
 	}
 	if (v->image.sectors == old)
 		return;
-	log_info("%s: image resized from %" PRIu64 " to %" PRIu64
-		 " sectors",
+	log_info("%s: image resized from %" PRIu64 " to %" PRIu64 " sectors",
 		 v->name, old, v->image.sectors);
 	if (!v->nr_queues)
 		return;

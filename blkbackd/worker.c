@@ -193,8 +193,7 @@ static void on_conn_broken(void *arg, void *owner, int err)
 	uint64_t cookie = (uint64_t)(uintptr_t)owner;
 
 	if (write(w->broken_fd, &cookie, sizeof(cookie)) != sizeof(cookie))
-		log_err("worker %u: cannot report a broken ring: %m",
-			w->index);
+		log_err("worker %u: cannot report a broken ring: %m", w->index);
 }
 
 static void on_conn_closed(void *arg, void *owner)
@@ -334,7 +333,8 @@ void worker_disconnect(struct worker *w, uint64_t cookie)
 
 void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors)
 {
-	struct cmd c = { .type = CMD_RESIZE, .cookie = cookie,
+	struct cmd c = { .type = CMD_RESIZE,
+			 .cookie = cookie,
 			 .sectors = sectors };
 
 	cmd_run(w, &c);

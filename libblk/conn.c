@@ -141,9 +141,9 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		ret = blk_bounce_init(&c->bounce, bounce_cap(c));
 	/* blkif.h: the ideal cache holds RING_SIZE * 11 grants. */
 	if (ret == 0 && c->persistent)
-		ret = blk_pgrant_init(&c->pgrants,
-				      c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST,
-				      e->xgt, c->domid);
+		ret = blk_pgrant_init(
+			&c->pgrants, c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST,
+			e->xgt, c->domid);
 	if (ret < 0) {
 		conn_destroy(c);
 		return ret;

@@ -33,17 +33,17 @@ struct blk_io {
 	/* Grow-only per-request arrays, sized by the largest request seen. */
 	struct blk_segment *ind_segs;
 	struct blkif_request_segment *ind_raw; /* copies of indirect pages */
-	void **pages;	   /* bounce page or mapped grant, per segment */
+	void **pages; /* bounce page or mapped grant, per segment */
 	struct iovec *iov; /* per segment */
 	unsigned int cap_segs;
 
-	bool bounced;	  /* pages[] are bounce pages, not mapped grants */
+	bool bounced; /* pages[] are bounce pages, not mapped grants */
 	bool holds_pages; /* pages[] must be given back */
-	bool fetched;	  /* indirect segments were read */
-	bool active;	  /* buffers held, I/O under way */
+	bool fetched; /* indirect segments were read */
+	bool active; /* buffers held, I/O under way */
 	bool failed;
 	bool unsupported; /* the image refused the operation */
-	bool efault;	  /* I/O on mapped grants was refused */
+	bool efault; /* I/O on mapped grants was refused */
 	uint8_t cqes_left;
 	uint64_t expect; /* bytes the data SQEs must move */
 	uint64_t moved;
@@ -66,8 +66,8 @@ struct blk_conn {
 	struct blk_io *ios;
 	unsigned int nr_ios;
 	struct blk_io *free_ios;
-	unsigned int in_flight;	 /* consumed and not yet answered */
-	unsigned int nr_active;	 /* of those, started */
+	unsigned int in_flight; /* consumed and not yet answered */
+	unsigned int nr_active; /* of those, started */
 	struct blk_io_list parked; /* waiting for pages or a barrier */
 
 	struct blk_bounce bounce;
@@ -75,8 +75,8 @@ struct blk_conn {
 	struct blk_pgrant_cache pgrants;
 
 	bool barrier_active; /* a barrier is executing: start nothing else */
-	bool kicked;	     /* the ring may hold new requests */
-	bool must_push;	     /* responses to publish */
+	bool kicked; /* the ring may hold new requests */
+	bool must_push; /* responses to publish */
 	bool closing;
 	bool broken;
 };
@@ -96,8 +96,8 @@ struct blk_engine {
 
 	/* Per-pass scratch, reused. */
 	struct blk_copy_batch copies;
-	struct blk_io_list done;     /* finished: copy out, then answer */
-	struct blk_io_list ready;    /* consumed, in ring order */
+	struct blk_io_list done; /* finished: copy out, then answer */
+	struct blk_io_list ready; /* consumed, in ring order */
 	struct blk_io_list starting; /* buffers held: submit after copy-in */
 };
 

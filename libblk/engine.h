@@ -25,15 +25,15 @@ struct blk_conn;
 #define BLK_MAX_RING_PAGES (1u << BLK_MAX_RING_ORDER)
 
 struct blk_conn_params {
-	uint32_t domid;	      /* the frontend's domain */
+	uint32_t domid; /* the frontend's domain */
 	uint32_t ring_refs[BLK_MAX_RING_PAGES]; /* the shared ring's pages */
 	unsigned int ring_order;
 	uint32_t remote_port; /* the frontend's event channel */
 	enum blkif_abi abi;
 	int image_fd;
 	struct blk_limits limits;
-	bool persistent;      /* both ends offered feature-persistent */
-	void *owner;	      /* handed back to the callbacks */
+	bool persistent; /* both ends offered feature-persistent */
+	void *owner; /* handed back to the callbacks */
 };
 
 struct blk_engine_ops {

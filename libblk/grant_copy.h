@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <xengnttab.h>
 
-
 struct blk_copy_batch {
 	xengnttab_grant_copy_segment_t *segs;
 	unsigned int nr;

@@ -61,7 +61,8 @@ static uint32_t blockdev_discard_granularity(int fd)
 
 	if (fstat(fd, &st) < 0)
 		return 0;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/discard_max_bytes",
+	snprintf(path, sizeof(path),
+		 "/sys/dev/block/%u:%u/queue/discard_max_bytes",
 		 major(st.st_rdev), minor(st.st_rdev));
 	f = fopen(path, "re");
 	if (!f)

@@ -10,20 +10,20 @@
 #include <stdint.h>
 
 enum blk_cache_mode {
-	BLK_CACHE_NONE,	     /* O_DIRECT: no host page cache */
+	BLK_CACHE_NONE, /* O_DIRECT: no host page cache */
 	BLK_CACHE_WRITEBACK, /* buffered through the host page cache */
 };
 
 struct blk_image {
 	int fd;
-	uint64_t sectors;	/* 512-byte sectors exposed to the guest */
-	uint32_t logical_block;	/* smallest I/O unit the image accepts */
+	uint64_t sectors; /* 512-byte sectors exposed to the guest */
+	uint32_t logical_block; /* smallest I/O unit the image accepts */
 	uint32_t physical_block; /* the unit that avoids read-modify-write */
 	uint32_t discard_granularity; /* bytes; 0 when it cannot discard */
 	bool readonly;
-	bool direct;		/* opened with O_DIRECT */
+	bool direct; /* opened with O_DIRECT */
 	bool blockdev;
-	bool tail_ignored;	/* file size was not a multiple of 512 */
+	bool tail_ignored; /* file size was not a multiple of 512 */
 };
 
 /*

@@ -225,9 +225,9 @@ static int queue_copies(struct blk_engine *e, struct blk_io *io, bool to_guest)
 	io->copy_first = e->copies.nr;
 	for (unsigned int i = 0; i < io->req.nr_segments; i++) {
 		int ret = blk_copy_batch_add(
-			&e->copies, (uint16_t)io->conn->domid,
-			io->segs[i].gref, (uint16_t)seg_offset(io, i),
-			io->pages[i], (uint16_t)seg_bytes(io, i), to_guest);
+			&e->copies, (uint16_t)io->conn->domid, io->segs[i].gref,
+			(uint16_t)seg_offset(io, i), io->pages[i],
+			(uint16_t)seg_bytes(io, i), to_guest);
 
 		if (ret < 0)
 			return ret;
@@ -498,7 +498,7 @@ void io_finish_done(struct blk_engine *e)
 			ok = ret == 0 &&
 			     blk_copy_batch_ok(&e->copies, io->copy_first,
 					       io->req.nr_segments);
-		io_respond(io, ok ? BLKIF_RSP_OKAY
+		io_respond(io, ok		 ? BLKIF_RSP_OKAY
 			       : io->unsupported ? BLKIF_RSP_EOPNOTSUPP
 						 : BLKIF_RSP_ERROR);
 	}

@@ -13,7 +13,7 @@ struct blk_pgrant_entry {
 	uint32_t gref;
 	uint32_t users;
 	void *addr;
-	int32_t hnext;		   /* hash chain, or free list */
+	int32_t hnext; /* hash chain, or free list */
 	int32_t lru_prev, lru_next; /* valid while idle */
 };
 
@@ -26,8 +26,12 @@ int blk_pgrant_init(struct blk_pgrant_cache *c, uint32_t cap,
 		    xengnttab_handle *xgt, uint32_t domid)
 {
 	*c = (struct blk_pgrant_cache){
-		.cap = cap, .xgt = xgt, .domid = domid,
-		.free_head = -1, .lru_head = -1, .lru_tail = -1,
+		.cap = cap,
+		.xgt = xgt,
+		.domid = domid,
+		.free_head = -1,
+		.lru_head = -1,
+		.lru_tail = -1,
 	};
 	c->nr_buckets = 1;
 	while (c->nr_buckets < 2 * cap)
@@ -170,7 +174,9 @@ void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
 		errno = err;
 		return NULL;
 	}
-	*e = (struct blk_pgrant_entry){ .gref = gref, .users = 1, .addr = addr };
+	*e = (struct blk_pgrant_entry){ .gref = gref,
+					.users = 1,
+					.addr = addr };
 	e->hnext = c->buckets[bucket_of(c, gref)];
 	c->buckets[bucket_of(c, gref)] = i;
 	c->nr++;

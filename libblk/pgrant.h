@@ -22,9 +22,9 @@ struct blk_pgrant_cache {
 	uint32_t nr_buckets; /* a power of two */
 	uint32_t cap;
 	uint32_t nr;
-	int32_t free_head;		/* unused entries */
+	int32_t free_head; /* unused entries */
 	int32_t lru_head, lru_tail; /* idle entries, oldest first */
-	uint32_t misses;	    /* refused for lack of room, since ageing */
+	uint32_t misses; /* refused for lack of room, since ageing */
 	xengnttab_handle *xgt;
 	uint32_t domid;
 };

@@ -23,9 +23,9 @@ struct blk_segment {
 
 struct blk_request {
 	uint64_t id;
-	uint64_t sector;     /* in units of the device's sector size */
+	uint64_t sector; /* in units of the device's sector size */
 	uint64_t nr_sectors; /* discard only */
-	uint8_t operation;   /* as on the ring, BLKIF_OP_INDIRECT included */
+	uint8_t operation; /* as on the ring, BLKIF_OP_INDIRECT included */
 	uint8_t indirect_op; /* indirect only */
 	uint8_t discard_flags;
 	uint16_t nr_segments;
@@ -37,7 +37,7 @@ struct blk_request {
 
 /* What a connection offers and allows; fixed while it is connected. */
 struct blk_limits {
-	uint64_t sectors;     /* capacity, in sector_size units */
+	uint64_t sectors; /* capacity, in sector_size units */
 	uint32_t sector_size; /* 512, or the image's with large sectors */
 	uint16_t max_indirect_segments; /* 0: no BLKIF_OP_INDIRECT */
 	bool readonly;

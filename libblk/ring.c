@@ -51,36 +51,36 @@ static void copy_segments(struct blk_request *req,
  * the two conversions identical. @slot is already a private copy, and the
  * layout is chosen by its operation byte.
  */
-#define CONVERT_SLOT(req, slot)                                             \
-	do {                                                                \
-		memset((req), 0, sizeof(*(req)));                           \
-		(req)->operation = (slot)->rw.operation;                    \
-		switch ((req)->operation) {                                 \
-		case BLKIF_OP_DISCARD:                                      \
-			(req)->discard_flags = (slot)->discard.flag;        \
-			(req)->handle = (slot)->discard.handle;             \
-			(req)->id = (slot)->discard.id;                     \
-			(req)->sector = (slot)->discard.sector_number;      \
-			(req)->nr_sectors = (slot)->discard.nr_sectors;     \
-			break;                                              \
-		case BLKIF_OP_INDIRECT:                                     \
-			(req)->indirect_op = (slot)->indirect.indirect_op;  \
-			(req)->nr_segments = (slot)->indirect.nr_segments;  \
-			(req)->handle = (slot)->indirect.handle;            \
-			(req)->id = (slot)->indirect.id;                    \
-			(req)->sector = (slot)->indirect.sector_number;     \
-			memcpy((req)->indirect_grefs,                       \
-			       (slot)->indirect.indirect_grefs,             \
-			       sizeof((req)->indirect_grefs));              \
-			break;                                              \
-		default:                                                    \
-			(req)->nr_segments = (slot)->rw.nr_segments;        \
-			(req)->handle = (slot)->rw.handle;                  \
-			(req)->id = (slot)->rw.id;                          \
-			(req)->sector = (slot)->rw.sector_number;           \
-			copy_segments((req), (slot)->rw.seg);               \
-			break;                                              \
-		}                                                           \
+#define CONVERT_SLOT(req, slot)                                            \
+	do {                                                               \
+		memset((req), 0, sizeof(*(req)));                          \
+		(req)->operation = (slot)->rw.operation;                   \
+		switch ((req)->operation) {                                \
+		case BLKIF_OP_DISCARD:                                     \
+			(req)->discard_flags = (slot)->discard.flag;       \
+			(req)->handle = (slot)->discard.handle;            \
+			(req)->id = (slot)->discard.id;                    \
+			(req)->sector = (slot)->discard.sector_number;     \
+			(req)->nr_sectors = (slot)->discard.nr_sectors;    \
+			break;                                             \
+		case BLKIF_OP_INDIRECT:                                    \
+			(req)->indirect_op = (slot)->indirect.indirect_op; \
+			(req)->nr_segments = (slot)->indirect.nr_segments; \
+			(req)->handle = (slot)->indirect.handle;           \
+			(req)->id = (slot)->indirect.id;                   \
+			(req)->sector = (slot)->indirect.sector_number;    \
+			memcpy((req)->indirect_grefs,                      \
+			       (slot)->indirect.indirect_grefs,            \
+			       sizeof((req)->indirect_grefs));             \
+			break;                                             \
+		default:                                                   \
+			(req)->nr_segments = (slot)->rw.nr_segments;       \
+			(req)->handle = (slot)->rw.handle;                 \
+			(req)->id = (slot)->rw.id;                         \
+			(req)->sector = (slot)->rw.sector_number;          \
+			copy_segments((req), (slot)->rw.seg);              \
+			break;                                             \
+		}                                                          \
 	} while (0)
 
 static RING_IDX *req_cons(struct blk_ring *ring)
@@ -142,16 +142,16 @@ void blk_ring_put_response(struct blk_ring *ring, uint64_t id,
 			   uint8_t operation, int16_t status)
 {
 	if (ring->abi == BLKIF_ABI_X86_32) {
-		struct blkif_x86_32_response *rsp = RING_GET_RESPONSE(
-			&ring->r32, ring->r32.rsp_prod_pvt);
+		struct blkif_x86_32_response *rsp =
+			RING_GET_RESPONSE(&ring->r32, ring->r32.rsp_prod_pvt);
 
 		rsp->id = id;
 		rsp->operation = operation;
 		rsp->status = status;
 		ring->r32.rsp_prod_pvt++;
 	} else {
-		struct blkif_x86_64_response *rsp = RING_GET_RESPONSE(
-			&ring->r64, ring->r64.rsp_prod_pvt);
+		struct blkif_x86_64_response *rsp =
+			RING_GET_RESPONSE(&ring->r64, ring->r64.rsp_prod_pvt);
 
 		rsp->id = id;
 		rsp->operation = operation;

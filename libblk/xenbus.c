@@ -103,9 +103,8 @@ static int write_in(struct xs_handle *xs, xs_transaction_t t, const char *dir,
  * exists; retried while xenstored reports a conflict.
  */
 static int transact_on_backend(struct xs_handle *xs, const char *be,
-			       int (*fill)(struct xs_handle *,
-					   xs_transaction_t, const char *,
-					   const void *),
+			       int (*fill)(struct xs_handle *, xs_transaction_t,
+					   const char *, const void *),
 			       const void *arg)
 {
 	for (int tries = 0; tries < 100; tries++) {
@@ -137,8 +136,8 @@ struct state_change {
 	const char *error;
 };
 
-static int fill_state(struct xs_handle *xs, xs_transaction_t t,
-		      const char *be, const void *arg)
+static int fill_state(struct xs_handle *xs, xs_transaction_t t, const char *be,
+		      const void *arg)
 {
 	const struct state_change *sc = arg;
 	int ret = 0;
@@ -183,8 +182,8 @@ static int fill_init_wait(struct xs_handle *xs, xs_transaction_t t,
 		ret = write_in(xs, t, be, "discard-secure", "0");
 	/* blkif.h: a backend without indirect must not create the node. */
 	if (ret == 0 && f->max_indirect_segments)
-		ret = write_in(xs, t, be, "feature-max-indirect-segments",
-			       "%u", f->max_indirect_segments);
+		ret = write_in(xs, t, be, "feature-max-indirect-segments", "%u",
+			       f->max_indirect_segments);
 	if (ret == 0)
 		ret = write_in(xs, t, be, "max-ring-page-order", "%u",
 			       f->max_ring_order);
@@ -225,9 +224,8 @@ static int read_abi(struct xs_handle *xs, const char *fe, enum blkif_abi *abi)
 }
 
 /* An optional number: @dflt when absent, -EINVAL when above @max. */
-static int read_optional(struct xs_handle *xs, const char *dir,
-			 const char *key, uint64_t max, uint64_t dflt,
-			 uint64_t *out)
+static int read_optional(struct xs_handle *xs, const char *dir, const char *key,
+			 uint64_t max, uint64_t dflt, uint64_t *out)
 {
 	int ret = xenbus_read_uint(xs, dir, key, max, out);
 
@@ -249,9 +247,8 @@ static bool read_bool(struct xs_handle *xs, const char *dir, const char *key)
  * One queue's ring references and event channel in @dir: "ring-ref" for a
  * one-page ring, "ring-ref0".."ring-refN-1" otherwise.
  */
-static int read_queue(struct xs_handle *xs, const char *dir,
-		      unsigned int order, struct blk_frontend_queue *q,
-		      char *what, size_t what_len)
+static int read_queue(struct xs_handle *xs, const char *dir, unsigned int order,
+		      struct blk_frontend_queue *q, char *what, size_t what_len)
 {
 	uint64_t v;
 	int ret;
@@ -302,7 +299,8 @@ int blk_xenbus_read_frontend(struct xs_handle *xs, const char *fe,
 	ret = read_abi(xs, fe, &out->abi);
 	if (ret < 0)
 		return ret;
-	out->persistent = f->persistent && read_bool(xs, fe, "feature-persistent");
+	out->persistent = f->persistent &&
+			  read_bool(xs, fe, "feature-persistent");
 	out->large_sectors = read_bool(xs, fe, "feature-large-sector-size");
 
 	/* With one queue the keys are at the top; with more, per queue. */

@@ -45,7 +45,7 @@ struct blk_backend_features {
 	bool persistent;
 	bool discard;
 	uint32_t discard_granularity; /* bytes */
-	uint32_t discard_alignment;   /* bytes */
+	uint32_t discard_alignment; /* bytes */
 	uint16_t max_indirect_segments; /* 0: no BLKIF_OP_INDIRECT */
 	unsigned int max_ring_order;
 	unsigned int max_queues;

@@ -10,40 +10,41 @@
 
 static int check_failures;
 
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__,     \
-				__LINE__, #cond);                          \
-			check_failures++;                                  \
-		}                                                          \
+#define CHECK(cond)                                                    \
+	do {                                                           \
+		if (!(cond)) {                                         \
+			fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, \
+				__LINE__, #cond);                      \
+			check_failures++;                              \
+		}                                                      \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                     \
-	do {                                                               \
-		long long _a = (long long)(a), _b = (long long)(b);        \
-		if (_a != _b) {                                            \
-			fprintf(stderr, "%s:%d: FAIL: %s == %s (%lld != %lld)\n", \
-				__FILE__, __LINE__, #a, #b, _a, _b);       \
-			check_failures++;                                  \
-		}                                                          \
+#define CHECK_EQ(a, b)                                                    \
+	do {                                                              \
+		long long _a = (long long)(a), _b = (long long)(b);       \
+		if (_a != _b) {                                           \
+			fprintf(stderr,                                   \
+				"%s:%d: FAIL: %s == %s (%lld != %lld)\n", \
+				__FILE__, __LINE__, #a, #b, _a, _b);      \
+			check_failures++;                                 \
+		}                                                         \
 	} while (0)
 
 /* Like CHECK and CHECK_EQ, but stop the test: what follows depends on it. */
-#define REQUIRE(cond)                                                      \
-	do {                                                               \
-		int _before = check_failures;                              \
-		CHECK(cond);                                               \
-		if (check_failures != _before)                             \
-			exit(EXIT_FAILURE);                                \
+#define REQUIRE(cond)                          \
+	do {                                   \
+		int _before = check_failures;  \
+		CHECK(cond);                   \
+		if (check_failures != _before) \
+			exit(EXIT_FAILURE);    \
 	} while (0)
 
-#define REQUIRE_EQ(a, b)                                                   \
-	do {                                                               \
-		int _before = check_failures;                              \
-		CHECK_EQ(a, b);                                            \
-		if (check_failures != _before)                             \
-			exit(EXIT_FAILURE);                                \
+#define REQUIRE_EQ(a, b)                       \
+	do {                                   \
+		int _before = check_failures;  \
+		CHECK_EQ(a, b);                \
+		if (check_failures != _before) \
+			exit(EXIT_FAILURE);    \
 	} while (0)
 
 static inline int check_done(const char *name)

@@ -9,24 +9,31 @@
 #include "tests/check.h"
 
 static const struct blk_limits disk = {
-	.sectors = 1000, .sector_size = 512, .max_indirect_segments = 256,
-	.discard = true, .barrier = true,
+	.sectors = 1000,
+	.sector_size = 512,
+	.max_indirect_segments = 256,
+	.discard = true,
+	.barrier = true,
 };
 static const struct blk_limits plain = { .sectors = 1000, .sector_size = 512 };
 static const struct blk_limits ro_disk = {
-	.sectors = 1000, .sector_size = 512, .readonly = true, .discard = true,
+	.sectors = 1000,
+	.sector_size = 512,
+	.readonly = true,
+	.discard = true,
 };
 static const struct blk_limits big_sectors = { .sectors = 125,
 					       .sector_size = 4096 };
 
 static struct blk_request rw(uint8_t op, uint64_t sector, unsigned int nseg)
 {
-	struct blk_request r = {
-		.operation = op, .sector = sector, .nr_segments = (uint16_t)nseg
-	};
+	struct blk_request r = { .operation = op,
+				 .sector = sector,
+				 .nr_segments = (uint16_t)nseg };
 
 	for (unsigned int i = 0; i < BLKIF_MAX_SEGMENTS_PER_REQUEST; i++)
-		r.seg[i] = (struct blk_segment){ .gref = i + 1, .last_sect = 7 };
+		r.seg[i] =
+			(struct blk_segment){ .gref = i + 1, .last_sect = 7 };
 	return r;
 }
 
@@ -121,7 +128,8 @@ static void test_readonly(void)
 static void test_discard(void)
 {
 	struct blk_request r = { .operation = BLKIF_OP_DISCARD,
-				 .sector = 992, .nr_sectors = 8 };
+				 .sector = 992,
+				 .nr_sectors = 8 };
 
 	CHECK_EQ(check(&r, &disk), BLKIF_RSP_OKAY);
 	CHECK_EQ(check(&r, &plain), BLKIF_RSP_EOPNOTSUPP);
@@ -129,7 +137,8 @@ static void test_discard(void)
 	CHECK_EQ(check(&r, &disk), BLKIF_RSP_ERROR);
 	r.nr_sectors = 0;
 	CHECK_EQ(check(&r, &disk), BLKIF_RSP_ERROR);
-	r = (struct blk_request){ .operation = BLKIF_OP_DISCARD, .sector = 8,
+	r = (struct blk_request){ .operation = BLKIF_OP_DISCARD,
+				  .sector = 8,
 				  .nr_sectors = UINT64_MAX };
 	CHECK_EQ(check(&r, &disk), BLKIF_RSP_ERROR);
 }

@@ -113,8 +113,11 @@ static void one_round(enum blkif_abi abi, unsigned int order,
 int main(void)
 {
 	const struct blk_limits lim = {
-		.sectors = 1u << 20, .sector_size = 512,
-		.max_indirect_segments = 256, .discard = true, .barrier = true,
+		.sectors = 1u << 20,
+		.sector_size = 512,
+		.max_indirect_segments = 256,
+		.discard = true,
+		.barrier = true,
 	};
 
 	for (unsigned int i = 0; i < ROUNDS; i++)

@@ -109,7 +109,7 @@ static void test_map_refusals(xengnttab_handle *h, struct xensim_domain *g)
 
 	ro = xensim_grant_access(g, 0, 1, true);
 	REQUIRE(xengnttab_map_grant_ref(h, GUEST, ro, PROT_READ | PROT_WRITE) ==
-	      NULL);
+		NULL);
 	p = xengnttab_map_grant_ref(h, GUEST, ro, PROT_READ);
 	REQUIRE(p != NULL);
 	REQUIRE_EQ(xengnttab_unmap(h, p, 1), 0);
@@ -130,7 +130,8 @@ static void test_map_many(xengnttab_handle *h, struct xensim_domain *g)
 	fill(g, 5, 0x55);
 	refs[0] = xensim_grant_access(g, 0, 4, false);
 	refs[1] = 4000; /* never granted */
-	REQUIRE(xengnttab_map_grant_refs(h, 2, domids, refs, PROT_READ) == NULL);
+	REQUIRE(xengnttab_map_grant_refs(h, 2, domids, refs, PROT_READ) ==
+		NULL);
 	REQUIRE_EQ(stats().mapped_grants, 0); /* all or nothing */
 
 	refs[1] = xensim_grant_access(g, 0, 5, false);
