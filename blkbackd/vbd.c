@@ -239,52 +239,6 @@ static const char *open_advice(int err)
 	}
 }
 
-static int vbd_open_image(struct vbd *v)
-{
-	char *params;
-	bool readonly;
-	int ret;
-
-	ret = xenbus_read_str(v->d->xs, v->be, "params", &params);
-	if (ret < 0) {
-		vbd_fail(v, "no params node: the toolstack must write the "
-			    "image path there");
-		return ret;
-	}
-	if (read_mode(v, &readonly) < 0) {
-		vbd_fail(v, "mode must be 'r' or 'w'");
-		free(params);
-		return -EINVAL;
-	}
-	v->cdrom = read_flag(v, "device-type", "cdrom");
-	v->removable = read_flag(v, "removable", "1");
-	readonly = readonly || v->cdrom;
-
-	ret = blk_image_open(&v->image, image_path(params), readonly,
-			     v->d->opts.cache);
-	if (ret < 0) {
-		vbd_fail(v, "cannot open image %s: %s; %s", image_path(params),
-			 strerror(-ret), open_advice(ret));
-	} else {
-		v->image_open = true;
-		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct)
-			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
-				   "serving it through the page cache "
-				   "(flushes still reach the disk)",
-				   v->name, image_path(params));
-		if (v->image.tail_ignored)
-			log_warn("%s: %s is not a multiple of 512 bytes; the "
-				 "guest sees the image without its last "
-				 "partial sector",
-				 v->name, image_path(params));
-		log_info("%s: image %s, %" PRIu64 " sectors%s", v->name,
-			 image_path(params), v->image.sectors,
-			 readonly ? ", read-only" : "");
-	}
-	free(params);
-	return ret;
-}
-
 static bool discard_enabled(struct vbd *v)
 {
 	uint64_t enable;
@@ -314,14 +268,70 @@ static void vbd_choose_features(struct vbd *v)
 		v->features.max_queues = BLK_MAX_QUEUES;
 }
 
+/*
+ * How long a daemon resuming a connected device waits for I/O its dead
+ * predecessor left in flight (see blk_image_open()).
+ */
+#define RESUME_LOCK_WAIT_MS 5000
+
+static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms)
+{
+	char *params;
+	bool readonly;
+	int ret;
+
+	ret = xenbus_read_str(v->d->xs, v->be, "params", &params);
+	if (ret < 0) {
+		vbd_fail(v, "no params node: the toolstack must write the "
+			    "image path there");
+		return ret;
+	}
+	if (read_mode(v, &readonly) < 0) {
+		vbd_fail(v, "mode must be 'r' or 'w'");
+		free(params);
+		return -EINVAL;
+	}
+	v->cdrom = read_flag(v, "device-type", "cdrom");
+	v->removable = read_flag(v, "removable", "1");
+	readonly = readonly || v->cdrom;
+
+	ret = blk_image_open(&v->image, image_path(params), readonly,
+			     v->d->opts.cache, lock_wait_ms);
+	if (ret < 0) {
+		vbd_fail(v, "cannot open image %s: %s; %s", image_path(params),
+			 strerror(-ret), open_advice(ret));
+	} else {
+		v->image_open = true;
+		/*
+		 * Chosen here, not at InitWait, so that a daemon resuming a
+		 * connected device knows what its predecessor offered.
+		 */
+		vbd_choose_features(v);
+		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct)
+			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
+				   "serving it through the page cache "
+				   "(flushes still reach the disk)",
+				   v->name, image_path(params));
+		if (v->image.tail_ignored)
+			log_warn("%s: %s is not a multiple of 512 bytes; the "
+				 "guest sees the image without its last "
+				 "partial sector",
+				 v->name, image_path(params));
+		log_info("%s: image %s, %" PRIu64 " sectors%s", v->name,
+			 image_path(params), v->image.sectors,
+			 readonly ? ", read-only" : "");
+	}
+	free(params);
+	return ret;
+}
+
 /* InitWait: the image is open and the features are published. */
 static void vbd_init_wait(struct vbd *v)
 {
 	int ret;
 
-	if (!v->image_open && vbd_open_image(v) < 0)
+	if (!v->image_open && vbd_open_image(v, 0) < 0)
 		return;
-	vbd_choose_features(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
 		log_err("%s: cannot publish InitWait: %s", v->name,
@@ -562,7 +572,8 @@ static void vbd_reconcile(struct vbd *v)
 		else if (be_state == XenbusStateInitWait ||
 			 be_state == XenbusStateConnected) {
 			/* Connected from an earlier run: resume it. */
-			if (!v->image_open && vbd_open_image(v) < 0)
+			if (!v->image_open &&
+			    vbd_open_image(v, RESUME_LOCK_WAIT_MS) < 0)
 				return;
 			vbd_connect(v);
 		}

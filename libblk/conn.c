@@ -58,7 +58,8 @@ static int alloc_ios(struct blk_conn *c)
 {
 	c->nr_ios = blk_ring_size(&c->ring);
 	c->ios = calloc(c->nr_ios, sizeof(*c->ios));
-	if (!c->ios)
+	c->answers = calloc(c->nr_ios, sizeof(*c->answers));
+	if (!c->ios || !c->answers)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < c->nr_ios; i++) {
 		struct blk_io *io = &c->ios[i];
@@ -81,6 +82,7 @@ static void free_ios(struct blk_conn *c)
 		free(c->ios[i].pages);
 	}
 	free(c->ios);
+	free(c->answers);
 }
 
 static int map_ring(struct blk_engine *e, struct blk_conn *c,

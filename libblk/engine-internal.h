@@ -27,6 +27,7 @@ struct blk_io_list {
 struct blk_io {
 	struct blk_conn *conn;
 	struct blk_io *next;
+	RING_IDX slot; /* where on the ring the request was taken */
 	struct blk_request req;
 	struct blk_segment *segs; /* req.seg, or ind_segs */
 
@@ -50,6 +51,14 @@ struct blk_io {
 	unsigned int copy_first; /* this pass's grant-copy segments */
 };
 
+/* An answer waiting for the ones before it (see io_respond()). */
+struct blk_answer {
+	uint64_t id;
+	int16_t status;
+	uint8_t operation;
+	bool ready;
+};
+
 struct blk_conn {
 	struct blk_engine *e;
 	struct blk_conn *next;
@@ -64,6 +73,7 @@ struct blk_conn {
 	struct blk_limits limits;
 
 	struct blk_io *ios;
+	struct blk_answer *answers; /* by ring slot, nr_ios of them */
 	unsigned int nr_ios;
 	struct blk_io *free_ios;
 	unsigned int in_flight; /* consumed and not yet answered */

@@ -307,6 +307,7 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 		}
 		c->free_ios = io->next;
 		c->in_flight++;
+		io->slot = blk_ring_req_cons(&c->ring) - 1;
 		io_consume(e, c, io);
 	}
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -38,17 +39,27 @@ static int open_image_fd(const char *path, bool readonly,
 	return fd < 0 ? -errno : fd;
 }
 
+#define LOCK_RETRY_MS 20
+
 /* Whole-file OFD lock: never inherited by forks, released on close. */
-static int lock_image(int fd, bool readonly)
+static int lock_image(int fd, bool readonly, unsigned int wait_ms)
 {
 	struct flock fl = {
 		.l_type = readonly ? F_RDLCK : F_WRLCK,
 		.l_whence = SEEK_SET,
 	};
+	const struct timespec pause = { .tv_nsec = LOCK_RETRY_MS * 1000000L };
 
-	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
-		return 0;
-	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+	for (;;) {
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EACCES)
+			return -errno;
+		if (wait_ms < LOCK_RETRY_MS)
+			return -EBUSY;
+		wait_ms -= LOCK_RETRY_MS;
+		nanosleep(&pause, NULL);
+	}
 }
 
 /* A block device discards when its queue says it can. */
@@ -135,7 +146,7 @@ int blk_image_refresh_size(struct blk_image *img)
 }
 
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
-		   enum blk_cache_mode cache)
+		   enum blk_cache_mode cache, unsigned int lock_wait_ms)
 {
 	struct stat st;
 	int ret;
@@ -156,7 +167,7 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 	img->fd = ret;
 	img->blockdev = S_ISBLK(st.st_mode);
 
-	ret = lock_image(img->fd, readonly);
+	ret = lock_image(img->fd, readonly, lock_wait_ms);
 	if (ret == 0)
 		ret = blk_image_refresh_size(img);
 	if (ret < 0) {

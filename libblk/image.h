@@ -31,12 +31,15 @@ struct blk_image {
  * when the filesystem supports it; img->direct says whether it was. The
  * image is locked (shared for read-only, exclusive otherwise) against other
  * users that honour open file description locks, so two writable devices
- * cannot share one image. Returns 0 or -errno: -EBUSY when the lock is
- * held elsewhere, -EINVAL for something that is neither a regular file nor
- * a block device.
+ * cannot share one image. The lock is held until the last reference to the
+ * open file goes, which includes I/O a dead process left in flight: a
+ * restarted daemon waits up to @lock_wait_ms for that I/O to land before
+ * it writes the same blocks again. Returns 0 or -errno: -EBUSY when the
+ * lock is held elsewhere, -EINVAL for something that is neither a regular
+ * file nor a block device.
  */
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
-		   enum blk_cache_mode cache);
+		   enum blk_cache_mode cache, unsigned int lock_wait_ms);
 
 /* Re-read the size, for an image that may have grown. */
 int blk_image_refresh_size(struct blk_image *img);

@@ -33,9 +33,30 @@ void io_release(struct blk_io *io)
 	}
 }
 
+/*
+ * Responses go on the ring in the order the requests were taken, so that
+ * the requests between the guest's rsp_prod and req_prod are exactly the
+ * unanswered ones. A restarted daemon resumes there (blk_ring_attach())
+ * and runs each of them again: none is lost and none is answered twice.
+ */
+static void publish_answers(struct blk_conn *c)
+{
+	for (;;) {
+		struct blk_answer *a =
+			&c->answers[blk_ring_rsp_prod(&c->ring) % c->nr_ios];
+
+		if (!a->ready)
+			return;
+		a->ready = false;
+		blk_ring_put_response(&c->ring, a->id, a->operation, a->status);
+		c->must_push = true;
+	}
+}
+
 void io_respond(struct blk_io *io, int16_t status)
 {
 	struct blk_conn *c = io->conn;
+	struct blk_answer *a = &c->answers[io->slot % c->nr_ios];
 
 	io_release(io);
 	if (io->active) {
@@ -45,12 +66,14 @@ void io_respond(struct blk_io *io, int16_t status)
 			c->barrier_active = false;
 	}
 	/* An indirect request is answered with its inner operation. */
-	blk_ring_put_response(&c->ring, io->req.id, blk_request_op(&io->req),
-			      status);
-	c->must_push = true;
+	*a = (struct blk_answer){ .id = io->req.id,
+				  .operation = blk_request_op(&io->req),
+				  .status = status,
+				  .ready = true };
 	io->next = c->free_ios;
 	c->free_ios = io;
 	c->in_flight--;
+	publish_answers(c);
 }
 
 /* ---- consuming ---- */

@@ -46,6 +46,19 @@ unsigned int blk_ring_size(const struct blk_ring *ring);
  */
 int blk_ring_next_request(struct blk_ring *ring, struct blk_request *req);
 
+/* Index of the next request to consume, and of the next response. */
+static inline RING_IDX blk_ring_req_cons(const struct blk_ring *ring)
+{
+	return ring->abi == BLKIF_ABI_X86_32 ? ring->r32.req_cons
+					     : ring->r64.req_cons;
+}
+
+static inline RING_IDX blk_ring_rsp_prod(const struct blk_ring *ring)
+{
+	return ring->abi == BLKIF_ABI_X86_32 ? ring->r32.rsp_prod_pvt
+					     : ring->r64.rsp_prod_pvt;
+}
+
 /* Queue a response privately; it becomes visible at the next push. */
 void blk_ring_put_response(struct blk_ring *ring, uint64_t id,
 			   uint8_t operation, int16_t status);
