@@ -198,6 +198,9 @@ hold_start() {
 	shift
 	rm -f "$WORK/in-$d"
 	mkfifo "$WORK/in-$d" || fail "mkfifo"
+	# Emptied here, not by the child's redirection, so hold_wait never
+	# reads the previous run's output.
+	: >"$WORK/front-$d.out"
 	"$BLKFRONT" --domid "$d" "$@" <"$WORK/in-$d" >"$WORK/front-$d.out" \
 		2>&1 &
 	HOLD_PID=$!
