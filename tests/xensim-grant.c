@@ -5,12 +5,15 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <xen/grant_table.h>
@@ -21,6 +24,7 @@
 
 #define GUEST 5u
 #define OTHER 7u
+#define DOOMED 9u
 
 static char dir[256];
 
@@ -283,6 +287,189 @@ static void test_dying(xengnttab_handle *h, struct xensim_domain *g)
 	}
 }
 
+/* How many map ledgers the host's maps/ directory holds. */
+static int count_ledgers(void)
+{
+	char path[300];
+	struct dirent *de;
+	DIR *dh;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	dh = opendir(path);
+	REQUIRE(dh != NULL);
+	while ((de = readdir(dh))) {
+		if (de->d_name[0] != '.')
+			n++;
+	}
+	closedir(dh);
+	return n;
+}
+
+/*
+ * In a child: open a handle, map @refs of @domid, tell the parent through
+ * @report, then either leave at once or wait to be killed. The child
+ * never runs atexit handlers, which would remove the parent's host.
+ */
+static pid_t spawn_mapper(uint32_t domid, uint32_t *refs, uint32_t count,
+			  bool wait_for_kill)
+{
+	int report[2];
+	pid_t pid;
+	char c = 0;
+
+	REQUIRE_EQ(pipe(report), 0);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		xengnttab_handle *h = xengnttab_open(NULL, 0);
+
+		close(report[0]);
+		if (h && xengnttab_map_domain_grant_refs(h, count, domid, refs,
+							 PROT_READ))
+			c = 1;
+		if (write(report[1], &c, 1) != 1 || !c)
+			_exit(1);
+		while (wait_for_kill)
+			pause();
+		_exit(0); /* no unmap, no close: like a crash */
+	}
+	close(report[1]);
+	REQUIRE_EQ(read(report[0], &c, 1), 1);
+	close(report[0]);
+	REQUIRE_EQ(c, 1);
+	return pid;
+}
+
+static void wait_exit(pid_t pid)
+{
+	int status;
+
+	REQUIRE_EQ(waitpid(pid, &status, 0), pid);
+}
+
+static void grant_pair(struct xensim_domain *g, uint32_t *refs)
+{
+	refs[0] = xensim_grant_access(g, 0, 10, false);
+	refs[1] = xensim_grant_access(g, 0, 11, false);
+	REQUIRE((int)refs[0] > 0 && (int)refs[1] > 0);
+}
+
+/*
+ * A process that dies holding mappings: its pins go when it is gone, as
+ * the kernel's gntdev unmaps at exit, and so does its ledger.
+ */
+static void test_dead_mapper(struct xensim_domain *g)
+{
+	uint32_t refs[2];
+	pid_t pid;
+
+	/* Exits without unmapping; reaped by waitpid. */
+	grant_pair(g, refs);
+	pid = spawn_mapper(GUEST, refs, 2, false);
+	wait_exit(pid);
+	REQUIRE_EQ(count_ledgers(), 2); /* ours and the dead one */
+	REQUIRE_EQ(xensim_grant_end(g, refs[0]), 0);
+	REQUIRE_EQ(xensim_grant_end(g, refs[1]), 0);
+	REQUIRE_EQ(stats().mapped_grants, 0);
+	REQUIRE_EQ(count_ledgers(), 1);
+
+	/* Killed with SIGKILL: released already while it is a zombie. */
+	grant_pair(g, refs);
+	pid = spawn_mapper(GUEST, refs, 2, true);
+	REQUIRE_EQ(stats().mapped_grants, 2); /* a live mapper keeps them */
+	REQUIRE_EQ(xensim_grant_end(g, refs[0]), -EBUSY);
+	REQUIRE_EQ(kill(pid, SIGKILL), 0);
+	{
+		siginfo_t si;
+
+		REQUIRE_EQ(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
+	}
+	REQUIRE_EQ(stats().mapped_grants, 0);
+	REQUIRE_EQ(xensim_grant_end(g, refs[0]), 0);
+	REQUIRE_EQ(xensim_grant_end(g, refs[1]), 0);
+	wait_exit(pid);
+	REQUIRE_EQ(count_ledgers(), 1);
+}
+
+/*
+ * The pid of a dead mapper now names a live process (here: this one): the
+ * start time in the ledger's name tells them apart.
+ */
+static void test_reused_pid(struct xensim_domain *g)
+{
+	char name[256], from[600], to[600];
+	unsigned long long start;
+	uint32_t refs[2];
+	long owner;
+	pid_t pid;
+
+	grant_pair(g, refs);
+	pid = spawn_mapper(GUEST, refs, 2, false);
+	wait_exit(pid);
+	/* Readdir order is arbitrary: find the child's ledger by its pid. */
+	{
+		char path[300];
+		struct dirent *de;
+		DIR *dh;
+
+		snprintf(path, sizeof(path), "%s/maps", dir);
+		dh = opendir(path);
+		REQUIRE(dh != NULL);
+		name[0] = '\0';
+		while ((de = readdir(dh)))
+			if (atol(de->d_name) == (long)pid)
+				snprintf(name, sizeof(name), "%s", de->d_name);
+		closedir(dh);
+	}
+	REQUIRE(name[0] != '\0');
+	REQUIRE_EQ(sscanf(name, "%ld.%llu.", &owner, &start), 2);
+	snprintf(from, sizeof(from), "%s/maps/%s", dir, name);
+	snprintf(to, sizeof(to), "%s/maps/%ld.%llu.reused", dir, (long)getpid(),
+		 start + 100000);
+	REQUIRE_EQ(rename(from, to), 0);
+	REQUIRE_EQ(xensim_grant_end(g, refs[0]), 0);
+	REQUIRE_EQ(xensim_grant_end(g, refs[1]), 0);
+	REQUIRE_EQ(stats().mapped_grants, 0);
+	REQUIRE_EQ(count_ledgers(), 1);
+}
+
+/* A dying domain whose only mapper was killed: its files go. */
+static void test_dying_dead_mapper(void)
+{
+	struct xensim_domain_stats st;
+	struct xensim_domain *g;
+	uint32_t refs[2];
+	pid_t pid;
+
+	REQUIRE_EQ(xensim_domain_create(dir, DOOMED, 16), 0);
+	REQUIRE_EQ(xensim_domain_open(dir, DOOMED, &g), 0);
+	grant_pair(g, refs);
+	pid = spawn_mapper(DOOMED, refs, 2, true);
+	REQUIRE_EQ(xensim_domain_destroy(dir, DOOMED), 0);
+	REQUIRE(dom_dir_exists(DOOMED)); /* still mapped by a live process */
+	REQUIRE_EQ(kill(pid, SIGKILL), 0);
+	wait_exit(pid);
+	REQUIRE_EQ(xensim_domain_stats(dir, DOOMED, &st), 0);
+	REQUIRE_EQ(st.mapped_grants, 0);
+	REQUIRE(st.dying);
+	REQUIRE(!dom_dir_exists(DOOMED));
+	xensim_domain_close(g);
+
+	/* Killed first, destroyed after: destroy itself removes the files. */
+	REQUIRE_EQ(xensim_domain_create(dir, DOOMED, 16), 0);
+	REQUIRE_EQ(xensim_domain_open(dir, DOOMED, &g), 0);
+	grant_pair(g, refs);
+	pid = spawn_mapper(DOOMED, refs, 2, true);
+	REQUIRE_EQ(kill(pid, SIGKILL), 0);
+	wait_exit(pid);
+	REQUIRE(dom_dir_exists(DOOMED));
+	REQUIRE_EQ(xensim_domain_destroy(dir, DOOMED), 0);
+	REQUIRE(!dom_dir_exists(DOOMED));
+	xensim_domain_close(g);
+	REQUIRE_EQ(count_ledgers(), 1);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -313,9 +500,14 @@ int main(void)
 	test_copy(h, g);
 	test_close_releases(g);
 	test_unmap_notify(h, g);
+	test_dead_mapper(g);
+	test_reused_pid(g);
+	test_dying_dead_mapper();
 	test_dying(h, g);
 
+	REQUIRE_EQ(count_ledgers(), 1);
 	REQUIRE_EQ(xengnttab_close(h), 0);
+	REQUIRE_EQ(count_ledgers(), 0);
 	xensim_domain_close(g);
 	printf("xensim grant tests passed\n");
 	return 0;

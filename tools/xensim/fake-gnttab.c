@@ -4,6 +4,10 @@
  * the simulated domains in $XENSIM_DIR, with the checks Xen makes. The
  * caller's own domain is $XENSIM_DOMID (default 0). The version script
  * fake-gnttab.map gives every symbol the node the real library uses.
+ *
+ * Every mapped page is also recorded in the handle's ledger (sim-ledger.c),
+ * so that if the process dies without unmapping, the simulated host can
+ * release its pins the way the kernel's gntdev does at exit.
  */
 #include "config.h"
 
@@ -27,6 +31,7 @@ struct gnt_mapping {
 	uint32_t count;
 	struct sim_dom **doms;
 	uint32_t *refs;
+	uint32_t *slots; /* in the handle's ledger */
 	int64_t notify_offset;
 	int64_t notify_port;
 	int prot;
@@ -34,6 +39,7 @@ struct gnt_mapping {
 
 struct xengntdev_handle {
 	struct sim_cache cache;
+	struct sim_ledger ledger;
 	uint32_t domid;
 	int fd;
 	pthread_mutex_t lock;
@@ -63,6 +69,13 @@ xengnttab_handle *xengnttab_open(struct xentoollog_logger *logger,
 		errno = -ret;
 		return NULL;
 	}
+	ret = sim_ledger_open(&h->ledger, dir);
+	if (ret) {
+		sim_cache_fini(&h->cache);
+		free(h);
+		errno = -ret;
+		return NULL;
+	}
 	h->domid = sim_env_domid();
 	h->fd = eventfd(0, EFD_CLOEXEC);
 	pthread_mutex_init(&h->lock, NULL);
@@ -85,6 +98,7 @@ static void release_pages(xengnttab_handle *h, struct gnt_mapping *m,
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
+		sim_ledger_remove(&h->ledger, m->slots[i]);
 		sim_grant_unpin(m->doms[i], m->refs[i], true);
 		sim_dom_remove_if_released(h->cache.dir, m->doms[i]);
 	}
@@ -94,6 +108,7 @@ static void free_mapping(struct gnt_mapping *m)
 {
 	free(m->doms);
 	free(m->refs);
+	free(m->slots);
 	free(m);
 }
 
@@ -105,7 +120,8 @@ static struct gnt_mapping *alloc_mapping(uint32_t count)
 		return NULL;
 	m->doms = calloc(count, sizeof(*m->doms));
 	m->refs = calloc(count, sizeof(*m->refs));
-	if (!m->doms || !m->refs) {
+	m->slots = calloc(count, sizeof(*m->slots));
+	if (!m->doms || !m->refs || !m->slots) {
 		free_mapping(m);
 		return NULL;
 	}
@@ -142,11 +158,18 @@ static int map_one(xengnttab_handle *h, struct gnt_mapping *m, uint32_t i,
 			   true, &frame);
 	if (st)
 		return status_to_errno(st);
+	ret = sim_ledger_add(&h->ledger, m->doms[i], m->refs[i]);
+	if (ret < 0) {
+		sim_grant_unpin(m->doms[i], m->refs[i], true);
+		return -ret;
+	}
+	m->slots[i] = (uint32_t)ret;
 	at = mmap(m->addr + (size_t)i * XENSIM_PAGE_SIZE, XENSIM_PAGE_SIZE,
 		  prot, MAP_SHARED | MAP_FIXED, m->doms[i]->memfd,
 		  (off_t)frame * XENSIM_PAGE_SIZE);
 	if (at == MAP_FAILED) {
 		ret = errno;
+		sim_ledger_remove(&h->ledger, m->slots[i]);
 		sim_grant_unpin(m->doms[i], m->refs[i], true);
 		return ret;
 	}
@@ -374,6 +397,7 @@ int xengnttab_close(xengnttab_handle *xgt)
 	if (xgt->fd >= 0)
 		close(xgt->fd);
 	pthread_mutex_destroy(&xgt->lock);
+	sim_ledger_close(&xgt->ledger);
 	sim_cache_fini(&xgt->cache);
 	free(xgt);
 	return 0;

@@ -13,6 +13,7 @@ tools_xensim_libxensim_la_SOURCES = \
 	tools/xensim/sim-internal.h \
 	tools/xensim/sim-state.c \
 	tools/xensim/sim-grant.c \
+	tools/xensim/sim-ledger.c \
 	tools/xensim/sim-evtchn.c \
 	tools/xensim/sim-domain.c \
 	tools/xensim/sim-guest.c

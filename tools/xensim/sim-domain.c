@@ -59,6 +59,8 @@ int sim_dom_destroy(const char *dir, uint32_t domid)
 		sim_cache_fini(&cache);
 	}
 	sim_virq_dom_exc(dir);
+	/* Mappings of processes that are gone do not keep the domain. */
+	sim_reap_orphaned_maps(dir);
 	sim_dom_remove_if_released(dir, d);
 	sim_dom_close(d);
 	return ret;
@@ -151,6 +153,8 @@ int xensim_domain_stats(const char *dir, uint32_t domid,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	/* Count no mapping of a process that is gone (and may free @domid). */
+	sim_reap_orphaned_maps(dir);
 	ret = sim_dom_open(dir, domid, &d);
 	if (!ret) {
 		out->mapped_grants = count_mapped_grants(d);

@@ -28,7 +28,7 @@
 
 #include "tools/xensim/sim-internal.h"
 
-static int host_lock(const char *dir)
+int sim_host_lock(const char *dir)
 {
 	char path[4096];
 	int fd;
@@ -46,7 +46,7 @@ static int host_lock(const char *dir)
 	return fd;
 }
 
-static void host_unlock(int fd)
+void sim_host_unlock(int fd)
 {
 	close(fd);
 }
@@ -202,13 +202,13 @@ static int alloc_port(const char *dir, struct sim_dom *self,
 
 	if (atomic_load(&self->sh->hdr.dying))
 		return -ESRCH;
-	lock = host_lock(dir);
+	lock = sim_host_lock(dir);
 	if (lock < 0)
 		return lock;
 	port = find_free_port(self);
 	if (port > 0)
 		set_port(&self->sh->ports[port], state, rdom, 0, w);
-	host_unlock(lock);
+	sim_host_unlock(lock);
 	return port;
 }
 
@@ -254,7 +254,7 @@ int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
 		return ret == -ENOENT ? -ESRCH : ret;
 	if (atomic_load(&r->sh->hdr.dying) || atomic_load(&self->sh->hdr.dying))
 		return -ESRCH;
-	lock = host_lock(c->dir);
+	lock = sim_host_lock(c->dir);
 	if (lock < 0)
 		return lock;
 	rp = &r->sh->ports[remote_port];
@@ -277,7 +277,7 @@ int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
 	 */
 	raise_port(lp, w);
 out:
-	host_unlock(lock);
+	sim_host_unlock(lock);
 	return port;
 }
 
@@ -327,14 +327,14 @@ int sim_port_close(struct sim_cache *c, struct sim_dom *self,
 
 	if (!p)
 		return -EINVAL;
-	lock = host_lock(c->dir);
+	lock = sim_host_lock(c->dir);
 	if (lock < 0)
 		return lock;
 	if (owned_by(p, w)) {
 		close_locked(c, self, port);
 		ret = 0;
 	}
-	host_unlock(lock);
+	sim_host_unlock(lock);
 	return ret;
 }
 
@@ -342,7 +342,7 @@ void sim_port_close_all(struct sim_cache *c, struct sim_dom *self,
 			const struct sim_waker *w)
 {
 	uint32_t i;
-	int lock = host_lock(c->dir);
+	int lock = sim_host_lock(c->dir);
 
 	if (lock < 0)
 		return;
@@ -351,7 +351,7 @@ void sim_port_close_all(struct sim_cache *c, struct sim_dom *self,
 			if (atomic_load(&self->sh->ports[i].state) !=
 			    SIM_PORT_FREE)
 				close_locked(c, self, i);
-	host_unlock(lock);
+	sim_host_unlock(lock);
 }
 
 /* Raise the far end of @port, if it is still connected to it. */

@@ -80,7 +80,12 @@ int xensim_grant_access(struct xensim_domain *d, uint32_t peer, uint32_t pfn,
 
 int xensim_grant_end(struct xensim_domain *d, uint32_t ref)
 {
-	return sim_grant_end(d->self, ref);
+	int ret = sim_grant_end(d->self, ref);
+
+	/* Still mapped: perhaps only by a process that died holding it. */
+	if (ret == -EBUSY && sim_reap_orphaned_maps(d->cache.dir) > 0)
+		ret = sim_grant_end(d->self, ref);
+	return ret;
 }
 
 int xensim_evtchn_alloc_unbound(struct xensim_domain *d, uint32_t remote)

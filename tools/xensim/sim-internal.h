@@ -5,7 +5,10 @@
  * share. Nothing here is part of any installed interface.
  *
  * $XENSIM_DIR/
- *   lock            flock()ed around event-channel binding changes
+ *   lock            flock()ed around event-channel binding changes and
+ *                   around reaping map ledgers
+ *   maps/<pid>.<start>.<unique>
+ *                   one fake gnttab handle's ledger of its map pins
  *   dom<ID>/state   struct sim_shared, mmap()ed MAP_SHARED by every user
  *   dom<ID>/memory  nr_pages * 4096 bytes of guest memory
  *   dom<ID>.gone    tombstone left when a destroyed domain's files go
@@ -144,6 +147,40 @@ void sim_grant_unpin(struct sim_dom *d, uint32_t ref, bool as_map);
 int sim_grant_access(struct sim_dom *d, uint32_t *hint, uint32_t peer,
 		     uint32_t pfn, bool readonly);
 int sim_grant_end(struct sim_dom *d, uint32_t ref);
+
+/* The host lock (the lock file): a held fd, or -errno. */
+int sim_host_lock(const char *dir);
+void sim_host_unlock(int fd);
+
+/*
+ * A fake gnttab handle's ledger of the grants it has mapped (one slot per
+ * mapped page), kept in a file under $XENSIM_DIR/maps/ so that the pins of
+ * a process that died without unmapping can be released, as the kernel's
+ * gntdev does when a process exits. See sim-ledger.c.
+ */
+#define SIM_LEDGER_SLOTS (1u << 17)
+struct sim_ledger_file;
+struct sim_ledger {
+	struct sim_ledger_file *file;
+	pthread_mutex_t lock;
+	uint32_t *free_slots;
+	uint32_t nr_free;
+	uint32_t free_cap;
+	char path[4096];
+};
+int sim_ledger_open(struct sim_ledger *l, const char *dir);
+/* Removes the ledger; the caller has released every pin in it. */
+void sim_ledger_close(struct sim_ledger *l);
+/* Record a map pin of @ref in @d: the slot, or -ENOSPC / -ENOMEM. */
+int sim_ledger_add(struct sim_ledger *l, const struct sim_dom *d, uint32_t ref);
+/* Forget a slot; call before dropping the pin it recorded. */
+void sim_ledger_remove(struct sim_ledger *l, uint32_t slot);
+/*
+ * Release the map pins of handles whose process is gone (or is a zombie,
+ * or its pid now names another process), and remove the files of dying
+ * domains left with no mapping. Returns the pins released or -errno.
+ */
+int sim_reap_orphaned_maps(const char *dir);
 
 /*
  * The wakeup end of an event-channel handle: an abstract-namespace unix

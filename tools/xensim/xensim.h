@@ -77,6 +77,9 @@ int xensim_grant_access(struct xensim_domain *d, uint32_t peer, uint32_t pfn,
 /*
  * Guest: revoke grant @ref. -EBUSY while the peer still has it mapped (the
  * grant stays valid then, as in Xen); -EINVAL for a ref not in use.
+ * Mappings made by a process that has since exited (even by SIGKILL) do
+ * not count: the kernel's gntdev unmaps them when the process dies, and
+ * xensim releases them the first time someone looks.
  */
 int xensim_grant_end(struct xensim_domain *d, uint32_t ref);
 
