@@ -47,6 +47,29 @@ static int check_failures;
 			exit(EXIT_FAILURE);    \
 	} while (0)
 
+/* A private scratch directory for the test, removed when it exits. */
+static char check_dir[256];
+
+static inline void check_remove_dir(void)
+{
+	char cmd[sizeof(check_dir) + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", check_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", check_dir);
+}
+
+static inline const char *check_make_dir(const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(check_dir, sizeof(check_dir), "%s/%s.XXXXXX",
+		 tmp ? tmp : "/tmp", name);
+	REQUIRE(mkdtemp(check_dir) != NULL);
+	atexit(check_remove_dir);
+	return check_dir;
+}
+
 static inline int check_done(const char *name)
 {
 	if (check_failures) {

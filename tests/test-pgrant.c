@@ -18,16 +18,7 @@
 #define PAGES 64u
 #define CAP 16u
 
-static char dir[256];
-
-static void remove_dir(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
+static const char *dir;
 
 static uint32_t mapped(void)
 {
@@ -39,16 +30,13 @@ static uint32_t mapped(void)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	struct blk_pgrant_cache c;
 	struct xensim_domain *g;
 	xengnttab_handle *h;
 	int refs[PAGES];
 	uint8_t *p, *q;
 
-	snprintf(dir, sizeof(dir), "%s/test-pgrant.XXXXXX", tmp ? tmp : "/tmp");
-	REQUIRE(mkdtemp(dir) != NULL);
-	atexit(remove_dir);
+	dir = check_make_dir("test-pgrant");
 	setenv("XENSIM_DIR", dir, 1);
 	unsetenv("XENSIM_DOMID");
 	REQUIRE_EQ(xensim_host_init(dir), 0);

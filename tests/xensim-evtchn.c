@@ -22,18 +22,7 @@
 
 #define GUEST 5u
 
-static char dir[256];
-
-static void remove_dir(void)
-{
-	char cmd[300];
-
-	if (dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
-}
+static const char *dir;
 
 static bool readable(int fd, int timeout_ms)
 {
@@ -265,14 +254,10 @@ static void test_domain_death(xenevtchn_handle *h, struct xensim_domain *g)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	struct xensim_domain *g;
 	xenevtchn_handle *h;
 
-	snprintf(dir, sizeof(dir), "%s/xensim-evtchn.XXXXXX",
-		 tmp ? tmp : "/tmp");
-	REQUIRE(mkdtemp(dir) != NULL);
-	atexit(remove_dir);
+	dir = check_make_dir("xensim-evtchn");
 	unsetenv("XENSIM_DOMID");
 	unsetenv("XENSIM_DIR");
 	errno = 0;

@@ -26,18 +26,7 @@
 #define OTHER 7u
 #define DOOMED 9u
 
-static char dir[256];
-
-static void remove_dir(void)
-{
-	char cmd[300];
-
-	if (dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
-}
+static const char *dir;
 
 static struct xensim_domain_stats stats(void)
 {
@@ -472,14 +461,10 @@ static void test_dying_dead_mapper(void)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	struct xensim_domain *g;
 	xengnttab_handle *h;
 
-	snprintf(dir, sizeof(dir), "%s/xensim-grant.XXXXXX",
-		 tmp ? tmp : "/tmp");
-	REQUIRE(mkdtemp(dir) != NULL);
-	atexit(remove_dir);
+	dir = check_make_dir("xensim-grant");
 	unsetenv("XENSIM_DOMID");
 	test_open_without_host();
 	REQUIRE_EQ(xensim_host_init(dir), 0);
