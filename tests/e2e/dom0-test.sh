@@ -1,0 +1,580 @@
+#!/bin/bash
+# The end-to-end test proper, run in the dom0 under real Xen (by
+# dom0-init.sh).  Prints one line per check:
+#   E2E: PASS|FAIL|SKIP NAME DETAIL
+# and at the end "E2E-SUMMARY: N passed, N failed, N skipped".
+#
+# 1. blkbackd, installed from the per-run overlay (`make install` output),
+#    started with the ExecStart= of its installed unit file.
+# 2. Guests on blkbackd: "e2e-file" (a regular file, plus a disk
+#    hot-plugged and unplugged), "e2e-blk" (a loop block device made here),
+#    both shut down cleanly; "e2e-destroy", destroyed while writing.
+# 3. dom0 checks: the images hold what the guests wrote and flushed, the
+#    daemon logged no error and, once the guests are gone, holds no grant
+#    mappings, event channels or image file descriptors.
+# 4. blkbackd stopped, xen-blkback loaded, the same workload over the
+#    default kernel path (loop + xen-blkback), and the throughput and IOPS
+#    of both paths with their ratio.
+set -u
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+E=/work/e2e
+R=/work/results
+IMG=/work/img
+CFG=/work/cfg
+CHECK=$E/e2e-check
+BE=/local/domain/0/backend/vbd
+XVDA=51712
+XVDB=51728
+DAEMON_LOG=$R/blkbackd.log
+mkdir -p "$IMG" "$CFG" "$R"
+npass=0
+nfail=0
+nskip=0
+
+result() {
+	local verdict=$1 name=$2
+	shift 2
+	echo "E2E: $verdict $name${*:+ $*}"
+	case "$verdict" in
+	PASS) npass=$((npass + 1)) ;;
+	FAIL) nfail=$((nfail + 1)) ;;
+	SKIP) nskip=$((nskip + 1)) ;;
+	esac
+}
+
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		result PASS "$name"
+	else
+		result FAIL "$name" "$(echo "$out" | tail -n 4 | tr '\n' ' ')"
+	fi
+}
+
+console() { echo "$R/console/guest-$1.log"; }
+
+domid_of() { xl domid "$1" 2>/dev/null; }
+
+# Seconds of dom0 uptime after which no more waiting is done, so that the
+# run ends with its logs before the host's QEMU timeout.
+DEADLINE=$(cat "$E/deadline" 2>/dev/null || echo 1000)
+uptime_s() { cut -d. -f1 /proc/uptime; }
+out_of_time() { [ "$(uptime_s)" -ge "$DEADLINE" ]; }
+
+# What is going on when a wait fails: the guest's console, the daemon's
+# log and threads, the backend's xenstore nodes.
+diagnose() { # GUEST WHAT
+	local t
+	echo "e2e: ----- $1: $2; guest console (tail):"
+	tr -d '\r' <"$(console "$1")" 2>/dev/null | tail -n 25 | sed 's/^/  | /'
+	echo "e2e: ----- blkbackd log (tail):"
+	tail -n 15 "$DAEMON_LOG" 2>/dev/null | sed 's/^/  | /'
+	if [ -n "$DPID" ] && [ -d "/proc/$DPID" ]; then
+		echo "e2e: ----- blkbackd threads (comm, state, wchan):"
+		for t in /proc/"$DPID"/task/*; do
+			echo "  | $(cat "$t/comm") $(awk '{print $3}' "$t/stat") $(cat "$t/wchan" 2>/dev/null)"
+		done
+	fi
+	echo "e2e: ----- xenstore $BE:"
+	xenstore-ls -f "$BE" 2>&1 | grep -vE '/(params|frontend|script|mode|type|removable|bootable|dev|device-type|specification|frontend-id|online|discard-enable)=' |
+		head -n 40 | sed 's/^/  | /'
+	sync
+}
+
+# Wait until the guest's console shows PATTERN; fail early if it dies.
+wait_console() {
+	local guest=$1 pattern=$2 secs=$3 i=0
+	while ! grep -q -- "$pattern" "$(console "$guest")" 2>/dev/null; do
+		if ! domid_of "$guest" >/dev/null; then
+			diagnose "$guest" "died waiting for '$pattern'"
+			return 1
+		fi
+		i=$((i + 1))
+		if [ $i -gt "$secs" ] || out_of_time; then
+			diagnose "$guest" "no '$pattern' after $i s"
+			return 1
+		fi
+		sleep 1
+	done
+}
+
+# Repeat a test (a command string) for up to SECS seconds.
+wait_until() {
+	local secs=$1 i=0
+	shift
+	until eval "$*"; do
+		i=$((i + 1))
+		[ $i -le $((secs * 5)) ] || return 1
+		sleep 0.2
+	done
+}
+
+# The guest's RESULT lines become ours, prefixed with the guest's name.
+collect_guest_results() {
+	local guest=$1 log verdict name detail
+	log=$(console "$guest")
+	if ! grep -q "E2E-DONE" "$log" 2>/dev/null; then
+		result FAIL "$guest/finished" "no E2E-DONE on the guest console"
+	fi
+	while read -r _ verdict name detail; do
+		result "$verdict" "$guest/$name" "$detail"
+	done < <(tr -d '\r' <"$log" | grep '^RESULT ')
+}
+
+guest_config() { # NAME DISK-SPEC EXTRA [VCPUS]
+	cat >"$CFG/$1.cfg" <<EOF
+name = "$1"
+type = "pv"
+kernel = "$E/guest/vmlinux"
+ramdisk = "$E/guest/initrd.cpio"
+extra = "console=hvc0 loglevel=4 $3"
+memory = 256
+vcpus = ${4:-1}
+on_poweroff = "destroy"
+on_reboot = "destroy"
+on_crash = "destroy"
+disk = [ '$2' ]
+EOF
+}
+
+start_guest() { # NAME
+	local out
+	if out=$(timeout 120 xl create "$CFG/$1.cfg" 2>&1); then
+		result PASS "$1/xl-create"
+		wait_console "$1" E2E-STARTED 120 ||
+			result FAIL "$1/disk-connected" "no E2E-STARTED from the guest"
+	else
+		result FAIL "$1/xl-create" "$(echo "$out" | tail -n 4 | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# The backend's offered features and what the frontend took, for the
+# checks that must start passing when blkbackd offers more.
+record_negotiation() { # GUEST DEVID
+	local be fe domid
+	domid=$(domid_of "$1")
+	be=$BE/$domid/$2
+	fe=$(xenstore-read "$be/frontend" 2>/dev/null)
+	{
+		for k in feature-flush-cache feature-barrier feature-discard \
+			feature-persistent feature-max-indirect-segments \
+			max-ring-page-order multi-queue-max-queues; do
+			echo "be $k=$(xenstore-read "$be/$k" 2>/dev/null || echo -)"
+		done
+		for k in protocol feature-persistent ring-page-order \
+			multi-queue-num-queues; do
+			echo "fe $k=$(xenstore-read "$fe/$k" 2>/dev/null || echo -)"
+		done
+	} >"$R/negotiation-$1"
+	sed "s/^/  $1: /" "$R/negotiation-$1"
+}
+
+nego() { # GUEST be|fe KEY
+	sed -n "s/^$2 $3=//p" "$R/negotiation-$1"
+}
+
+# Features blkbackd does not have yet: SKIP while the backend does not
+# offer them, PASS/FAIL on what the frontend negotiated once it does.
+feature_checks() { # GUEST
+	local g=$1 v
+	v=$(nego "$g" be feature-flush-cache)
+	if [ "$v" = 1 ]; then
+		result PASS "$g/feature-flush-cache"
+	else
+		result FAIL "$g/feature-flush-cache" "backend wrote '$v'"
+	fi
+	v=$(nego "$g" be feature-persistent)
+	if [ "$v" = 1 ]; then
+		if [ "$(nego "$g" fe feature-persistent)" = 1 ]; then
+			result PASS "$g/persistent-grants" "negotiated"
+		else
+			result FAIL "$g/persistent-grants" "offered, frontend said no"
+		fi
+	else
+		result SKIP "$g/persistent-grants" "not offered by the backend yet"
+	fi
+	v=$(nego "$g" be max-ring-page-order)
+	case "$v" in
+	- | 0) result SKIP "$g/multi-page-ring" "not offered by the backend yet" ;;
+	*)
+		if [ "$(nego "$g" fe ring-page-order)" != - ]; then
+			result PASS "$g/multi-page-ring" \
+				"order $(nego "$g" fe ring-page-order) of max $v"
+		else
+			result FAIL "$g/multi-page-ring" "offered order $v, not used"
+		fi
+		;;
+	esac
+	v=$(nego "$g" be multi-queue-max-queues)
+	case "$v" in
+	- | 0 | 1) result SKIP "$g/multi-queue" "not offered by the backend yet" ;;
+	*)
+		if [ "$(nego "$g" fe multi-queue-num-queues)" != - ]; then
+			result PASS "$g/multi-queue" \
+				"$(nego "$g" fe multi-queue-num-queues) queues"
+		else
+			result FAIL "$g/multi-queue" "offered $v queues, not used"
+		fi
+		;;
+	esac
+	# The guest SKIPs indirect/fstrim when it did not get them; that is
+	# only right while the backend does not offer them.
+	v=$(nego "$g" be feature-max-indirect-segments)
+	if [ "$v" != - ] && [ "$v" != 0 ] &&
+		grep -q '^RESULT SKIP indirect' "$(console "$g")"; then
+		result FAIL "$g/indirect-offered-but-unused" "backend offers $v"
+	fi
+	v=$(nego "$g" be feature-discard)
+	if [ "$v" = 1 ] && grep -q '^RESULT SKIP fstrim' "$(console "$g")"; then
+		result FAIL "$g/discard-offered-but-unused"
+	fi
+}
+
+# Wait for the guest's workload, then shut it down cleanly; one that did
+# not finish is destroyed instead (a hung guest would not shut down).
+finish_guest() { # NAME
+	if wait_console "$1" E2E-DONE 480; then
+		shutdown_guest "$1"
+	else
+		timeout 60 xl destroy "$1" >/dev/null 2>&1
+	fi
+	sync
+}
+
+shutdown_guest() { # NAME
+	local out
+	if out=$(timeout 120 xl shutdown -w "$1" 2>&1); then
+		result PASS "$1/clean-shutdown"
+	else
+		result FAIL "$1/clean-shutdown" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+		timeout 60 xl destroy "$1" >/dev/null 2>&1
+	fi
+}
+
+# After the guest is gone: its backend directory removed by libxl.
+backend_gone() { # DOMID
+	local domid=$1
+	if wait_until 30 "! xenstore-exists $BE/$domid"; then
+		result PASS "dom$domid/backend-nodes-removed"
+	else
+		result FAIL "dom$domid/backend-nodes-removed" \
+			"$(xenstore-ls -f "$BE/$domid" 2>&1 | head -n 20 | tr '\n' ' ')"
+	fi
+}
+
+# dom0's view of the data: patterns, filesystem, files, trimmed extents.
+verify_image() { # GUEST PATH [BACKING-FILE]
+	local g=$1 img=$2 backing=${3:-$2} dump
+	check "$g/dom0-odirect-pattern" "$CHECK" verify "$img" 160M 16M 1 -d -b 1M
+	check "$g/dom0-small-pattern" "$CHECK" verify "$img" 176M 1M 4 -d -b 1M
+	check "$g/dom0-buffered-pattern" "$CHECK" verify "$img" 180M 16M 2 -d -b 1M
+	check "$g/dom0-large-pattern" "$CHECK" verify "$img" 200M 32M 3 -d -b 1M
+	check "$g/dom0-flushed-pattern" "$CHECK" verify "$img" 240M 16M 99 -d -b 1M
+	check "$g/dom0-fsck-clean" e2fsck -fn "$img"
+	dump=$(mktemp -d)
+	check "$g/dom0-file-checksums" sh -c "debugfs -R 'rdump / $dump' '$img' &&
+		cd '$dump' && sha256sum -c MANIFEST"
+	rm -rf "$dump"
+	trimmed_holes "$g" "$backing"
+}
+
+trimmed_holes() { # GUEST IMAGE-FILE
+	local g=$1 img=$2 off len bad=0 n=0 out first=
+	while read -r _ off len; do
+		n=$((n + 1))
+		if ! out=$("$CHECK" holes "$img" "$off" "$len" 2>&1); then
+			bad=$((bad + 1))
+			[ -n "$first" ] || first=$out
+		fi
+	done < <(tr -d '\r' <"$(console "$g")" | grep '^E2E-TRIMMED ')
+	if [ $n -eq 0 ]; then
+		result SKIP "$g/dom0-trimmed-extents-are-holes" "nothing was trimmed"
+	elif [ $bad -eq 0 ]; then
+		result PASS "$g/dom0-trimmed-extents-are-holes" "$n extents"
+	else
+		result FAIL "$g/dom0-trimmed-extents-are-holes" \
+			"$bad of $n extents still hold data (first: $first)"
+	fi
+}
+
+# ----- blkbackd, as its unit file starts it
+
+DPID=
+start_blkbackd() {
+	local unit cmd
+	tar -C / --keep-directory-symlink -xf "$E/overlay.tar" || {
+		result FAIL install-overlay
+		return 1
+	}
+	unit=$(ls /lib/systemd/system/blkbackd.service \
+		/usr/lib/systemd/system/blkbackd.service 2>/dev/null | head -n 1)
+	if [ -z "$unit" ] || [ ! -x /etc/xen/scripts/blkbackd ]; then
+		result FAIL installed-files "unit '$unit', hotplug script"
+		return 1
+	fi
+	cmd=$(sed -n 's/^ExecStart=[-@+!:]*//p' "$unit" | head -n 1)
+	echo "e2e: $unit: ExecStart=$cmd (no systemd in this dom0: started" \
+		"by hand with the unit's LimitMEMLOCK/LimitNOFILE/UMask)"
+	# What systemd would set up from the unit's [Service] section.
+	(
+		ulimit -l unlimited
+		ulimit -n 65536
+		umask 0077
+		exec setsid sh -c "exec $cmd" </dev/null >>"$DAEMON_LOG" 2>&1
+	) &
+	DPID=$!
+	if wait_until 30 "grep -q 'serving ' '$DAEMON_LOG'" &&
+		kill -0 "$DPID" 2>/dev/null; then
+		result PASS blkbackd-started "pid $DPID: $cmd"
+	else
+		result FAIL blkbackd-started "$(tail -n 5 "$DAEMON_LOG" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+daemon_alive() {
+	if kill -0 "$DPID" 2>/dev/null; then
+		result PASS "blkbackd-alive-$1"
+	else
+		result FAIL "blkbackd-alive-$1" "$(tail -n 5 "$DAEMON_LOG" | tr '\n' ' ')"
+	fi
+}
+
+# Event channel ports bound through /dev/xen/evtchn show in /proc/interrupts
+# as "evtchn:<comm of the binding thread>".
+daemon_evtchn_irqs() {
+	local comms
+	comms=$(cat /proc/"$DPID"/task/*/comm 2>/dev/null | sort -u |
+		sed 's/[.[\*^$]/\\&/g' | paste -sd '|')
+	grep -cE "evtchn:($comms)\$" /proc/interrupts
+}
+daemon_gntdev_maps() { grep -c '/dev/xen/gntdev' /proc/"$DPID"/maps; }
+daemon_fd_targets() {
+	local f
+	for f in /proc/"$DPID"/fd/*; do
+		readlink "$f"
+	done 2>/dev/null
+}
+daemon_evtchn_fds() { daemon_fd_targets | grep -c '^/dev/xen/evtchn$'; }
+daemon_image_fds() { daemon_fd_targets | grep -cE "^($IMG/|/dev/loop)"; }
+daemon_resources() {
+	echo "gntdev-maps=$(daemon_gntdev_maps) evtchn-irqs=$(daemon_evtchn_irqs)" \
+		"evtchn-fds=$(daemon_evtchn_fds) image-fds=$(daemon_image_fds)"
+}
+
+# While a guest is connected the same probes must see its resources, or
+# the "nothing left" checks afterwards would prove nothing.
+probes_see_guest() { # GUEST
+	local maps irqs fds
+	maps=$(daemon_gntdev_maps)
+	irqs=$(daemon_evtchn_irqs)
+	fds=$(daemon_image_fds)
+	if [ "$maps" -ge 1 ] && [ "$irqs" -ge 1 ] && [ "$fds" -ge 1 ]; then
+		result PASS "$1/daemon-holds-ring" "$(daemon_resources)"
+	else
+		result FAIL "$1/daemon-holds-ring" "$(daemon_resources)"
+	fi
+}
+
+# ----- the guests on blkbackd
+
+guest_file() {
+	local g=e2e-file domid out
+	truncate -s 384M "$IMG/a.img" "$IMG/hot.img"
+	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$IMG/a.img" \
+		"e2e_role=full e2e_hotplug=xvdb e2e_bench=1" 2
+	start_guest $g || return
+	domid=$(domid_of $g)
+	record_negotiation $g $XVDA
+	probes_see_guest $g
+	if wait_console $g E2E-WAIT-ATTACH 480; then
+		if out=$(timeout 120 xl block-attach $g \
+			"vdev=xvdb,access=rw,script=blkbackd,target=$IMG/hot.img" 2>&1); then
+			result PASS $g/xl-block-attach
+		else
+			result FAIL $g/xl-block-attach "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+		fi
+		if wait_console $g E2E-WAIT-DETACH 300; then
+			if out=$(timeout 120 xl block-detach $g xvdb 2>&1); then
+				result PASS $g/xl-block-detach
+			else
+				result FAIL $g/xl-block-detach "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+			fi
+			if wait_until 30 "! xenstore-exists $BE/$domid/$XVDB"; then
+				result PASS $g/hotplug-backend-removed
+			else
+				result FAIL $g/hotplug-backend-removed
+			fi
+			check $g/dom0-hotplug-pattern "$CHECK" verify "$IMG/hot.img" 0 8M 5 -d
+		fi
+	fi
+	finish_guest $g
+	collect_guest_results $g
+	feature_checks $g
+	backend_gone "$domid"
+	verify_image $g "$IMG/a.img"
+}
+
+LOOPDEV=
+guest_blockdev() {
+	local g=e2e-blk domid
+	truncate -s 384M "$IMG/b.img"
+	LOOPDEV=$(losetup -f --show "$IMG/b.img") || {
+		result FAIL $g/losetup
+		return
+	}
+	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$LOOPDEV" \
+		"e2e_role=full"
+	start_guest $g || return
+	domid=$(domid_of $g)
+	record_negotiation $g $XVDA
+	finish_guest $g
+	collect_guest_results $g
+	backend_gone "$domid"
+	verify_image $g "$LOOPDEV" "$IMG/b.img"
+}
+
+guest_destroyed_while_writing() {
+	local g=e2e-destroy domid
+	truncate -s 384M "$IMG/c.img"
+	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$IMG/c.img" \
+		"e2e_role=writer"
+	start_guest $g || return
+	domid=$(domid_of $g)
+	if wait_console $g "writeloop pass 0 done" 300; then
+		result PASS $g/writing
+	else
+		result FAIL $g/writing "$(tail -n 5 "$(console $g)" | tr '\n' ' ')"
+	fi
+	check $g/xl-destroy timeout 120 xl destroy $g
+	backend_gone "$domid"
+}
+
+leak_checks() {
+	local left
+	if wait_until 30 "[ -z \"\$(xenstore-list $BE 2>/dev/null)\" ]"; then
+		result PASS no-backend-devices-left
+	else
+		result FAIL no-backend-devices-left "$(xenstore-list $BE | tr '\n' ' ')"
+	fi
+	# The daemon lets go as the backend reaches Closed; give it a moment.
+	wait_until 20 "[ \$(daemon_gntdev_maps) -eq 0 ] &&
+		[ \$(daemon_evtchn_irqs) -eq 0 ] && [ \$(daemon_image_fds) -eq 0 ]"
+	left=$(daemon_resources)
+	echo "e2e: daemon resources after the guests: $left"
+	[ "$(daemon_gntdev_maps)" -eq 0 ] &&
+		result PASS daemon-no-grant-mappings ||
+		result FAIL daemon-no-grant-mappings "$left"
+	[ "$(daemon_evtchn_irqs)" -eq 0 ] &&
+		result PASS daemon-no-event-channels ||
+		result FAIL daemon-no-event-channels "$left"
+	[ "$(daemon_evtchn_fds)" -eq "$BASE_EVTCHN_FDS" ] &&
+		result PASS daemon-evtchn-fds-as-at-start ||
+		result FAIL daemon-evtchn-fds-as-at-start \
+			"$left; at start $BASE_EVTCHN_FDS"
+	[ "$(daemon_image_fds)" -eq 0 ] &&
+		result PASS daemon-no-image-fds ||
+		result FAIL daemon-no-image-fds "$left: $(daemon_fd_targets | grep -E "^($IMG/|/dev/loop)" | tr '\n' ' ')"
+}
+
+stop_blkbackd() {
+	local status
+	kill -TERM "$DPID"
+	if wait_until 60 "! kill -0 $DPID 2>/dev/null"; then
+		wait "$DPID"
+		status=$?
+		[ $status -eq 0 ] && result PASS blkbackd-stops-on-sigterm ||
+			result FAIL blkbackd-stops-on-sigterm "exit status $status"
+	else
+		result FAIL blkbackd-stops-on-sigterm "still running after 60 s"
+		kill -KILL "$DPID"
+	fi
+	if grep -qE '^(blkbackd: err:|<[0-3]>)' "$DAEMON_LOG"; then
+		result FAIL blkbackd-logged-no-errors \
+			"$(grep -E '^(blkbackd: err:|<[0-3]>)' "$DAEMON_LOG" | head -n 5 | tr '\n' ' ')"
+	else
+		result PASS blkbackd-logged-no-errors
+	fi
+}
+
+# ----- the kernel path, for comparison
+
+guest_kernel_path() {
+	local g=e2e-kernel domid
+	if modprobe --ignore-install xen-blkback; then
+		result PASS kernel-blkback-loaded
+	else
+		result FAIL kernel-blkback-loaded
+		return
+	fi
+	truncate -s 384M "$IMG/k.img"
+	guest_config $g "vdev=xvda,access=rw,target=$IMG/k.img" \
+		"e2e_role=full e2e_bench=1" 2
+	start_guest $g || return
+	domid=$(domid_of $g)
+	record_negotiation $g $XVDA
+	finish_guest $g
+	collect_guest_results $g
+	backend_gone "$domid"
+	verify_image $g "$IMG/k.img"
+}
+
+bench_of() { tr -d '\r' <"$(console "$1")" | grep '^BENCH ' | tail -n 1; }
+
+compare_bench() {
+	local b k
+	b=$(bench_of e2e-file)
+	k=$(bench_of e2e-kernel)
+	echo "E2E-BENCH blkbackd (file, O_DIRECT in guest): ${b#BENCH }"
+	echo "E2E-BENCH kernel (loop + xen-blkback):       ${k#BENCH }"
+	if [ -z "$b" ] || [ -z "$k" ]; then
+		result FAIL bench-comparison "missing figures"
+		return
+	fi
+	printf '%s\n%s\n' "$b" "$k" | awk '
+		{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[NR, kv[1]] = kv[2]; n[i] = kv[1] } m = NF }
+		END {
+			s = "E2E-BENCH ratio blkbackd/kernel:"
+			for (i = 2; i <= m; i++)
+				s = s sprintf(" %s=%.2f", n[i], v[2, n[i]] > 0 ? v[1, n[i]] / v[2, n[i]] : 0)
+			print s
+		}'
+	result PASS bench-comparison
+}
+
+# ----- main
+
+echo "e2e: dom0 $(uname -r), $(xl info | sed -n 's/^xen_version *: //p')"
+lsmod | grep -q '^xen_blkback' &&
+	result FAIL xen-blkback-kept-away "loaded at boot despite the blacklist" ||
+	result PASS xen-blkback-kept-away
+PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd kernel")
+case " $PARTS " in
+*" blkbackd "*)
+	if start_blkbackd; then
+		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
+		echo "e2e: daemon resources at start: $(daemon_resources)"
+		guest_file
+		daemon_alive after-file-guest
+		guest_blockdev
+		daemon_alive after-blockdev-guest
+		guest_destroyed_while_writing
+		daemon_alive after-destroy
+		leak_checks
+		stop_blkbackd
+	fi
+	[ -z "$LOOPDEV" ] || losetup -d "$LOOPDEV"
+	;;
+esac
+sync
+case " $PARTS " in
+*" kernel "*) guest_kernel_path ;;
+esac
+case " $PARTS " in
+*" blkbackd "*) case " $PARTS " in *" kernel "*) compare_bench ;; esac ;;
+esac
+echo "----- blkbackd log (last 40 lines)"
+tail -n 40 "$DAEMON_LOG"
+echo "E2E-SUMMARY: $npass passed, $nfail failed, $nskip skipped"

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+/*
+ * e2e-check: the disk checker of the real-Xen end-to-end test.
+ *
+ * Built static on the host and run inside the PV guests (busybox dd cannot
+ * do O_DIRECT) and in dom0 (to verify the images the guests wrote).
+ *
+ *   e2e-check write  PATH OFFSET LENGTH SEED [-d] [-b BS] [-s SHIFT]
+ *   e2e-check verify PATH OFFSET LENGTH SEED [-d] [-b BS] [-s SHIFT]
+ *   e2e-check bench  PATH OFFSET LENGTH SECONDS
+ *   e2e-check writeloop PATH OFFSET LENGTH
+ *   e2e-check extents FILE
+ *   e2e-check holes  PATH OFFSET LENGTH
+ *
+ * Every 512-byte sector of a pattern names its seed and its own byte
+ * offset, then carries pseudo-random bytes derived from both, so data that
+ * lands in the wrong place, stale data and torn writes all fail to verify.
+ * -d uses O_DIRECT; -b sets the request size (default 64 KiB); -s starts
+ * the I/O buffer SHIFT bytes into a page, so that the guest's segments do
+ * not begin on a page boundary.  Sizes take K, M and G suffixes.
+ */
+#ifndef _GNU_SOURCE
+/* O_DIRECT, SEEK_DATA; config.h sets it in the automake build. */
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SECTOR 512u
+#define PAGE 4096u
+#define PATTERN_MAGIC 0x45324550u /* "PE2E" */
+
+struct io_opts {
+	const char *path;
+	uint64_t offset;
+	uint64_t length;
+	uint64_t seed;
+	size_t bs;
+	size_t shift;
+	bool direct;
+};
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'G':
+		v <<= 10;
+		/* fall through */
+	case 'M':
+		v <<= 10;
+		/* fall through */
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Fill one sector that lives at byte offset @where of the disk. */
+static void fill_sector(uint8_t *p, uint64_t seed, uint64_t where)
+{
+	uint64_t state = mix(seed ^ mix(where));
+	uint32_t hdr[4] = { PATTERN_MAGIC, (uint32_t)seed, (uint32_t)where,
+			    (uint32_t)(where >> 32) };
+
+	memcpy(p, hdr, sizeof(hdr));
+	for (size_t i = sizeof(hdr); i < SECTOR; i += 8) {
+		state = mix(state + 0x9e3779b97f4a7c15ULL);
+		memcpy(p + i, &state, 8);
+	}
+}
+
+static void *alloc_buffer(size_t bs, size_t shift, void **base)
+{
+	if (posix_memalign(base, PAGE, bs + shift + PAGE))
+		return NULL;
+	return (uint8_t *)*base + shift;
+}
+
+static int open_target(const struct io_opts *o, int flags)
+{
+	int fd = open(o->path, flags | (o->direct ? O_DIRECT : 0), 0644);
+
+	if (fd < 0)
+		fprintf(stderr, "e2e-check: open %s: %s\n", o->path,
+			strerror(errno));
+	return fd;
+}
+
+static int pattern_write(const struct io_opts *o)
+{
+	void *base;
+	uint8_t *buf = alloc_buffer(o->bs, o->shift, &base);
+	int fd = open_target(o, O_WRONLY | O_CREAT);
+	int ret = 0;
+
+	if (!buf || fd < 0)
+		return 1;
+	for (uint64_t done = 0; done < o->length && !ret;) {
+		size_t n = o->length - done < o->bs ? o->length - done : o->bs;
+		uint64_t at = o->offset + done;
+		ssize_t w;
+
+		for (size_t i = 0; i < n; i += SECTOR)
+			fill_sector(buf + i, o->seed, at + i);
+		w = pwrite(fd, buf, n, (off_t)at);
+		if (w != (ssize_t)n) {
+			fprintf(stderr,
+				"e2e-check: write %zu at %" PRIu64 ": %s\n", n,
+				at, w < 0 ? strerror(errno) : "short write");
+			ret = 1;
+		}
+		done += n;
+	}
+	if (!ret && fsync(fd)) {
+		fprintf(stderr, "e2e-check: fsync %s: %s\n", o->path,
+			strerror(errno));
+		ret = 1;
+	}
+	close(fd);
+	free(base);
+	return ret;
+}
+
+static int compare_chunk(const uint8_t *buf, size_t n, const struct io_opts *o,
+			 uint64_t at)
+{
+	uint8_t want[SECTOR];
+
+	for (size_t i = 0; i < n; i += SECTOR) {
+		fill_sector(want, o->seed, at + i);
+		if (memcmp(buf + i, want, SECTOR)) {
+			uint32_t hdr[4];
+
+			memcpy(hdr, buf + i, sizeof(hdr));
+			fprintf(stderr,
+				"e2e-check: %s: sector at byte %" PRIu64
+				" differs (found magic %08x seed %08x "
+				"offset %" PRIu64 ")\n",
+				o->path, at + i, hdr[0], hdr[1],
+				(uint64_t)hdr[2] | (uint64_t)hdr[3] << 32);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int pattern_verify(const struct io_opts *o)
+{
+	void *base;
+	uint8_t *buf = alloc_buffer(o->bs, o->shift, &base);
+	int fd = open_target(o, O_RDONLY);
+	int ret = 0;
+
+	if (!buf || fd < 0)
+		return 1;
+	for (uint64_t done = 0; done < o->length && !ret;) {
+		size_t n = o->length - done < o->bs ? o->length - done : o->bs;
+		uint64_t at = o->offset + done;
+		ssize_t r = pread(fd, buf, n, (off_t)at);
+
+		if (r != (ssize_t)n) {
+			fprintf(stderr,
+				"e2e-check: read %zu at %" PRIu64 ": %s\n", n,
+				at, r < 0 ? strerror(errno) : "short read");
+			ret = 1;
+		} else {
+			ret = compare_chunk(buf, n, o, at);
+		}
+		done += n;
+	}
+	close(fd);
+	free(base);
+	return ret;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sequential pass over [offset, offset+length) in 1 MiB requests: MB/s. */
+static double bench_sequential(int fd, uint8_t *buf, uint64_t offset,
+			       uint64_t length, bool write_pass)
+{
+	const size_t bs = 1u << 20;
+	double t0 = now();
+
+	for (uint64_t done = 0; done + bs <= length; done += bs) {
+		ssize_t n =
+			write_pass ? pwrite(fd, buf, bs, (off_t)(offset + done))
+				   : pread(fd, buf, bs, (off_t)(offset + done));
+		if (n != (ssize_t)bs)
+			return -1;
+	}
+	if (write_pass && fdatasync(fd))
+		return -1;
+	return (double)length / 1e6 / (now() - t0);
+}
+
+/* 4 KiB requests at random offsets, one at a time, for @secs: IOPS. */
+static double bench_random(int fd, uint8_t *buf, uint64_t offset,
+			   uint64_t length, double secs, bool write_pass)
+{
+	uint64_t blocks = length / PAGE, state = 12345, ios = 0;
+	double t0 = now(), t;
+
+	do {
+		for (int i = 0; i < 16; i++, ios++) {
+			off_t at;
+			ssize_t n;
+
+			state = mix(state + 1);
+			at = (off_t)(offset + state % blocks * PAGE);
+			n = write_pass ? pwrite(fd, buf, PAGE, at)
+				       : pread(fd, buf, PAGE, at);
+			if (n != PAGE)
+				return -1;
+		}
+		t = now() - t0;
+	} while (t < secs);
+	return (double)ios / t;
+}
+
+static int bench(const char *path, uint64_t offset, uint64_t length,
+		 double secs)
+{
+	int fd = open(path, O_RDWR | O_DIRECT);
+	double sw, sr, rr, rw;
+	void *buf;
+
+	if (fd < 0 || posix_memalign(&buf, PAGE, 1u << 20)) {
+		fprintf(stderr, "e2e-check: bench %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	memset(buf, 0x5a, 1u << 20);
+	sw = bench_sequential(fd, buf, offset, length, true);
+	sr = bench_sequential(fd, buf, offset, length, false);
+	rr = bench_random(fd, buf, offset, length, secs, false);
+	rw = bench_random(fd, buf, offset, length, secs, true);
+	close(fd);
+	free(buf);
+	if (sw < 0 || sr < 0 || rr < 0 || rw < 0) {
+		fprintf(stderr, "e2e-check: bench %s: I/O failed\n", path);
+		return 1;
+	}
+	printf("BENCH seq_write_MBps=%.1f seq_read_MBps=%.1f "
+	       "randread_iops=%.0f randwrite_iops=%.0f\n",
+	       sw, sr, rr, rw);
+	return 0;
+}
+
+/* Write without end (until killed, or the domain is destroyed). */
+static int writeloop(const char *path, uint64_t offset, uint64_t length)
+{
+	int fd = open(path, O_WRONLY | O_DIRECT);
+	const size_t bs = 64u << 10;
+	uint64_t pass = 0;
+	void *buf;
+
+	if (fd < 0 || posix_memalign(&buf, PAGE, bs))
+		return 1;
+	for (;; pass++) {
+		for (uint64_t done = 0; done + bs <= length; done += bs) {
+			for (size_t i = 0; i < bs; i += SECTOR)
+				fill_sector((uint8_t *)buf + i, pass,
+					    offset + done + i);
+			if (pwrite(fd, buf, bs, (off_t)(offset + done)) !=
+			    (ssize_t)bs) {
+				fprintf(stderr, "e2e-check: writeloop: %s\n",
+					strerror(errno));
+				return 1;
+			}
+		}
+		printf("writeloop pass %" PRIu64 " done\n", pass);
+		fflush(stdout);
+	}
+}
+
+/* Print the physical extents of a file: "OFFSET LENGTH" in bytes. */
+static int extents(const char *path)
+{
+	size_t size =
+		sizeof(struct fiemap) + 256 * sizeof(struct fiemap_extent);
+	struct fiemap *fm = calloc(1, size);
+	int fd = open(path, O_RDONLY);
+
+	if (!fm || fd < 0)
+		return 1;
+	fm->fm_length = FIEMAP_MAX_OFFSET;
+	fm->fm_flags = FIEMAP_FLAG_SYNC;
+	fm->fm_extent_count = 256;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm)) {
+		fprintf(stderr, "e2e-check: FIEMAP %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	for (unsigned int i = 0; i < fm->fm_mapped_extents; i++)
+		printf("%llu %llu\n",
+		       (unsigned long long)fm->fm_extents[i].fe_physical,
+		       (unsigned long long)fm->fm_extents[i].fe_length);
+	close(fd);
+	free(fm);
+	return 0;
+}
+
+/*
+ * Exit 0 when the whole 4 KiB blocks of [offset, offset+length) of a file
+ * hold no data: a punched hole cannot free a partly covered block.
+ */
+static int holes(const char *path, uint64_t offset, uint64_t length)
+{
+	uint64_t end = (offset + length) / PAGE * PAGE;
+	off_t data;
+	int fd;
+
+	offset = (offset + PAGE - 1) / PAGE * PAGE;
+	if (end <= offset) {
+		printf("no whole block inside the range\n");
+		return 1;
+	}
+	length = end - offset;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 2;
+	data = lseek(fd, (off_t)offset, SEEK_DATA);
+	close(fd);
+	if (data < 0 && errno == ENXIO)
+		return 0;
+	if (data < 0)
+		return 2;
+	if ((uint64_t)data >= offset + length)
+		return 0;
+	printf("data at byte %lld inside [%" PRIu64 ", %" PRIu64 ")\n",
+	       (long long)data, offset, offset + length);
+	return 1;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: e2e-check write|verify PATH OFFSET LENGTH SEED "
+			"[-d] [-b BS] [-s SHIFT]\n"
+			"       e2e-check bench PATH OFFSET LENGTH SECONDS\n"
+			"       e2e-check writeloop PATH OFFSET LENGTH\n"
+			"       e2e-check extents FILE\n"
+			"       e2e-check holes PATH OFFSET LENGTH\n");
+	return 2;
+}
+
+static int parse_io(int argc, char **argv, struct io_opts *o)
+{
+	uint64_t v;
+
+	*o = (struct io_opts){ .path = argv[2], .bs = 64u << 10 };
+	if (argc < 6 || parse_size(argv[3], &o->offset) ||
+	    parse_size(argv[4], &o->length) || parse_size(argv[5], &o->seed))
+		return -EINVAL;
+	for (int i = 6; i < argc; i++) {
+		if (strcmp(argv[i], "-d") == 0) {
+			o->direct = true;
+		} else if (i + 1 < argc && strcmp(argv[i], "-b") == 0 &&
+			   !parse_size(argv[i + 1], &v) && v >= SECTOR &&
+			   v % SECTOR == 0 && v <= (64u << 20)) {
+			o->bs = v;
+			i++;
+		} else if (i + 1 < argc && strcmp(argv[i], "-s") == 0 &&
+			   !parse_size(argv[i + 1], &v) && v < PAGE &&
+			   v % SECTOR == 0) {
+			o->shift = v;
+			i++;
+		} else {
+			return -EINVAL;
+		}
+	}
+	if (o->offset % SECTOR || o->length % SECTOR)
+		return -EINVAL;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t a, b, c;
+	struct io_opts o;
+
+	if (argc < 3)
+		return usage();
+	if (!strcmp(argv[1], "write") || !strcmp(argv[1], "verify")) {
+		if (parse_io(argc, argv, &o))
+			return usage();
+		return argv[1][0] == 'w' ? pattern_write(&o)
+					 : pattern_verify(&o);
+	}
+	if (!strcmp(argv[1], "bench") && argc == 6 &&
+	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) &&
+	    !parse_size(argv[5], &c) && b >= (1u << 20) && c > 0)
+		return bench(argv[2], a, b, (double)c);
+	if (!strcmp(argv[1], "writeloop") && argc == 5 &&
+	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) && b > 0)
+		return writeloop(argv[2], a, b);
+	if (!strcmp(argv[1], "extents") && argc == 3)
+		return extents(argv[2]);
+	if (!strcmp(argv[1], "holes") && argc == 5 &&
+	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b))
+		return holes(argv[2], a, b);
+	return usage();
+}

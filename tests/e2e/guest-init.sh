@@ -1,0 +1,254 @@
+#!/bin/busybox sh
+# PID 1 of the PV guests of the real-Xen end-to-end test.  Its disk is
+# served by blkbackd (or, for the comparison, by the kernel's xen-blkback)
+# and driven by the real Linux xen-blkfront.  What to do comes from the
+# kernel command line (xl's extra=):
+#
+#   e2e_role=full     the disk checks below, then wait to be shut down
+#   e2e_role=writer   write to the disk without end (to be destroyed)
+#   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
+#                     for it to be unplugged
+#   e2e_bench=1       (full) measure throughput and IOPS as well
+#
+# Every check prints one line "RESULT PASS|FAIL|SKIP NAME DETAIL" on the
+# console, which dom0 reads from xenconsoled's log; "E2E-..." lines are
+# progress markers dom0 waits for.
+#
+# Disk layout (the image is 384 MiB):
+#   [0, 160M)    ext4
+#   [160M, 176M) O_DIRECT pattern, seed 1        [176M, 177M) seed 4
+#   [180M, 196M) buffered pattern, seed 2
+#   [200M, 232M) large-request pattern, seed 3
+#   [240M, 256M) last pattern written and flushed, seed 99
+#   [256M, 384M) benchmark scratch
+# dom0 verifies the patterns and the filesystem in the image afterwards.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /mnt /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/sbin:/usr/sbin:/bin:/usr/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+
+arg() {
+	for w in $(cat /proc/cmdline); do
+		case "$w" in "$1"=*) echo "${w#*=}" ;; esac
+	done
+}
+
+ROLE=$(arg e2e_role)
+HOTPLUG=$(arg e2e_hotplug)
+BENCH=$(arg e2e_bench)
+DEV=xvda
+D=/dev/$DEV
+FS_SIZE=160M
+failed=0
+
+result() {
+	echo "RESULT $*"
+	[ "$1" != FAIL ] || failed=$((failed + 1))
+}
+
+check() {
+	name=$1
+	shift
+	echo "E2E-CHECK $name"
+	if out=$("$@" 2>&1); then
+		result PASS "$name"
+	else
+		result FAIL "$name" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+	fi
+}
+
+wait_for() { # TEST SECONDS
+	i=0
+	while ! eval "$1"; do
+		i=$((i + 1))
+		[ $i -le $(($2 * 5)) ] || return 1
+		sleep 0.2
+	done
+}
+
+mounted() { grep -q " $1 " /proc/mounts; }
+
+idle_forever() {
+	while :; do sleep 60; done
+}
+
+# blkfront uses multi-page rings only when told to (its default order is 0).
+for m in $(cat /lib/modules/order); do
+	case $m in
+	xen-blkfront.ko) insmod "/lib/modules/$m" max_ring_page_order=2 ;;
+	*) insmod "/lib/modules/$m" ;;
+	esac
+done
+# dom0's `xl shutdown` makes the kernel run this (orderly_poweroff); the
+# power-off then closes every xenbus device cleanly (Closing -> Closed).
+rm -f /sbin/poweroff # a busybox link: writing through it would clobber busybox
+printf '#!/bin/busybox sh\nsync\nexec /bin/busybox poweroff -f\n' >/sbin/poweroff
+chmod +x /sbin/poweroff
+
+if ! wait_for "[ -b $D ]" 30; then
+	result FAIL disk-appears "$D did not appear"
+	echo "E2E-DONE failed=1"
+	idle_forever
+fi
+echo "E2E-STARTED $(cat /sys/block/$DEV/size) sectors"
+
+q=/sys/block/$DEV/queue
+sysfs() { cat "$q/$1" 2>/dev/null || echo 0; }
+
+if [ "$ROLE" = writer ]; then
+	echo "E2E-WRITING"
+	e2e-check writeloop $D 0 64M
+	echo "E2E-WRITER-STOPPED $?"
+	idle_forever
+fi
+
+echo "E2E-INFO max_segments=$(sysfs max_segments)" \
+	"max_hw_sectors_kb=$(sysfs max_hw_sectors_kb)" \
+	"discard_max_bytes=$(sysfs discard_max_bytes)" \
+	"logical_block_size=$(sysfs logical_block_size)"
+
+# Disk size as seen by the guest: what blkbackd published in "sectors".
+sectors=$(cat /sys/block/$DEV/size)
+if [ "$sectors" -eq $((384 * 2048)) ]; then
+	result PASS size "$sectors sectors"
+else
+	result FAIL size "$sectors sectors, expected $((384 * 2048))"
+fi
+
+# O_DIRECT: whole pages, then sector-sized requests from buffers that do
+# not start on a page (segments with first_sect > 0), then odd sizes.
+odirect() {
+	e2e-check write $D 160M 16M 1 -d -b 64K &&
+		e2e-check verify $D 160M 16M 1 -d -b 1M &&
+		e2e-check verify $D 160M 16M 1 -d -b 4K &&
+		e2e-check write $D 176M 1M 4 -d -b 512 -s 512 &&
+		e2e-check verify $D 176M 1M 4 -d -b 3584 -s 1024 &&
+		e2e-check write $D 176M 1M 4 -d -b 45056 -s 3584 &&
+		e2e-check verify $D 176M 1M 4 -d -b 64K
+}
+check odirect-pattern odirect
+
+# Buffered: through the guest page cache, flushed, re-read after dropping it.
+buffered() {
+	e2e-check write $D 180M 16M 2 -b 1M &&
+		echo 3 >/proc/sys/vm/drop_caches &&
+		e2e-check verify $D 180M 16M 2 -b 64K &&
+		e2e-check verify $D 180M 16M 2 -d -b 128K
+}
+check buffered-pattern buffered
+
+# Large requests need indirect segments: without them a request carries at
+# most 11 segments (44 KiB) and blkfront limits the queue to that.
+large_requests() {
+	echo "$(sysfs max_hw_sectors_kb)" >"$q/max_sectors_kb"
+	# shellcheck disable=SC2046 # split into fields on purpose
+	set -- $(cat /sys/block/$DEV/stat)
+	ios0=$5 sec0=$7
+	e2e-check write $D 200M 32M 3 -d -b 1M || return 1
+	# shellcheck disable=SC2046
+	set -- $(cat /sys/block/$DEV/stat)
+	ios=$(($5 - ios0)) sec=$(($7 - sec0))
+	e2e-check verify $D 200M 32M 3 -d -b 1M || return 1
+	# Average request above 44 KiB (88 sectors): the big ones got through.
+	[ "$ios" -gt 0 ] && [ $((sec / ios)) -gt 88 ] || {
+		echo "average write request $((sec / ios)) sectors"
+		return 1
+	}
+	echo "average write request $((sec / ios)) sectors"
+}
+if [ "$(sysfs max_segments)" -gt 11 ]; then
+	if out=$(large_requests 2>&1); then
+		result PASS indirect-large-requests "$out"
+	else
+		result FAIL indirect-large-requests "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+	fi
+else
+	result SKIP indirect-large-requests \
+		"not offered by the backend yet (max_segments $(sysfs max_segments))"
+	# The same pattern with the requests blkfront can send.
+	check large-pattern-11-segments sh -c \
+		"e2e-check write $D 200M 32M 3 -d -b 1M &&
+		 e2e-check verify $D 200M 32M 3 -d -b 1M"
+fi
+
+# ext4: make, fill, remount, verify, fsck.
+mkfs_fill() {
+	mkfs.ext4 -q -F -b 4096 -E nodiscard $D $FS_SIZE &&
+		mount -t ext4 -o noinit_itable $D /mnt || return 1
+	i=1
+	for size in 4K 100K 1M 3M 8M 64K 512K 2M 12K 7M; do
+		e2e-check write /mnt/f$i 0 $size $((100 + i)) -b 64K || return 1
+		i=$((i + 1))
+	done
+	mkdir -p /mnt/dir/sub && echo hello >/mnt/dir/sub/note || return 1
+	(cd /mnt && sha256sum f* dir/sub/note >/tmp/MANIFEST) &&
+		cp /tmp/MANIFEST /mnt/MANIFEST && sync && umount /mnt
+}
+fs_reverify() {
+	echo 3 >/proc/sys/vm/drop_caches
+	mount -t ext4 -o noinit_itable $D /mnt &&
+		(cd /mnt && sha256sum -c MANIFEST) &&
+		e2e-check verify /mnt/f5 0 8M 105 -d
+}
+check ext4-mkfs-and-files mkfs_fill
+check ext4-remount-checksums fs_reverify
+
+# fstrim: a freed file's blocks must become holes in the image (dom0
+# checks the extents printed here).
+trim() {
+	e2e-check write /mnt/trimme 0 24M 7 -b 1M && sync || return 1
+	e2e-check extents /mnt/trimme >/tmp/extents || return 1
+	rm /mnt/trimme && sync && fstrim -v /mnt || return 1
+	while read -r off len; do
+		echo "E2E-TRIMMED $off $len"
+	done </tmp/extents
+	# What the guest reads back at the first trimmed extent.
+	echo 3 >/proc/sys/vm/drop_caches
+	read -r off len </tmp/extents
+	echo "E2E-INFO after fstrim, at $off: $(dd if=$D bs=4096 skip=$((off / 4096)) count=1 2>/dev/null | hexdump -C | head -n 2 | tr "\n" " ")"
+}
+if [ "$(sysfs discard_max_bytes)" -eq 0 ]; then
+	result SKIP fstrim "discard not offered by the backend yet"
+elif ! mounted /mnt; then
+	result FAIL fstrim "the filesystem is not mounted"
+else
+	echo "E2E-CHECK fstrim"
+	if out=$(trim 2>&1); then
+		echo "$out" | grep -E "E2E-(TRIMMED|INFO)"
+		result PASS fstrim "$(echo "$out" | grep -vE "E2E-(TRIMMED|INFO)" | tr '\n' ' ')"
+	else
+		result FAIL fstrim "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+	fi
+fi
+! mounted /mnt || umount /mnt
+check ext4-fsck-clean e2fsck -fn $D
+
+if [ -n "$HOTPLUG" ]; then
+	echo "E2E-WAIT-ATTACH $HOTPLUG"
+	if wait_for "[ -b /dev/$HOTPLUG ]" 90; then
+		result PASS hotplug-attach-seen
+		check hotplug-disk-pattern sh -c \
+			"e2e-check write /dev/$HOTPLUG 0 8M 5 -d -b 64K &&
+			 e2e-check verify /dev/$HOTPLUG 0 8M 5 -d -b 1M"
+	else
+		result FAIL hotplug-attach-seen "/dev/$HOTPLUG never appeared"
+	fi
+	echo "E2E-WAIT-DETACH $HOTPLUG"
+	if wait_for "[ ! -e /sys/block/$HOTPLUG ]" 90; then
+		result PASS hotplug-detach-seen
+	else
+		result FAIL hotplug-detach-seen "/dev/$HOTPLUG is still there"
+	fi
+fi
+
+if [ -n "$BENCH" ]; then
+	e2e-check bench $D 256M 64M 8 || result FAIL bench "bench failed"
+fi
+
+# Last: a pattern written and flushed (fsync on the disk sends
+# FLUSH_DISKCACHE); dom0 finds it in the image after the guest is gone.
+check flushed-pattern e2e-check write $D 240M 16M 99 -d -b 256K
+echo "E2E-DONE failed=$failed"
+idle_forever

@@ -1,0 +1,249 @@
+#!/bin/bash
+# The real-Xen end-to-end test: blkbackd in a Debian dom0 under Xen 4.17,
+# booted in QEMU (TCG), serving real Linux xen-blkfront guests started by xl.
+# Run by `make check-xen`; see tests/e2e/README.md.
+#
+# Environment:
+#   top_srcdir, top_builddir  set by make (default: derived from this path)
+#   E2E_CHECK                 the static guest checker (make builds it)
+#   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
+#   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
+#   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1200]
+#   BLKBACKD_E2E_PARTS        "blkbackd kernel" (default), or one of them
+# Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=$(cd "${top_srcdir:-$here/../..}" && pwd)
+top_builddir=$(cd "${top_builddir:-.}" && pwd)
+cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
+results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
+timeout_s=${BLKBACKD_E2E_TIMEOUT:-1200}
+t_start=$(date +%s)
+
+say() { printf 'e2e: %s\n' "$*"; }
+skip() {
+	say "SKIP: $*"
+	exit 77
+}
+elapsed() { echo $(($(date +%s) - t_start)); }
+
+# Debian packages of the dom0 (the daemon's own libraries are added below).
+DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
+xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
+libjson-c5 e2fsprogs util-linux kmod procps busybox-static"
+# What this script needs on the host, by command and Debian package.
+HOST_TOOLS="qemu-system-x86_64:qemu-system-x86 debootstrap:debootstrap
+mkfs.ext4:e2fsprogs debugfs:e2fsprogs cpio:cpio gcc:gcc xz:xz-utils
+zstd:zstd flock:util-linux timeout:coreutils"
+
+[ "$(uname -m)" = x86_64 ] || skip "needs an x86_64 host"
+[ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, chroot and apt-get)"
+
+install_host_tools() {
+	local missing="" pair
+	for pair in $HOST_TOOLS; do
+		command -v "${pair%%:*}" >/dev/null || missing="$missing ${pair#*:}"
+	done
+	# libc.a for the static checker.
+	[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || missing="$missing libc6-dev"
+	[ -n "$missing" ] || return 0
+	say "installing on the host:$missing"
+	command -v apt-get >/dev/null || skip "missing$missing and no apt-get"
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086 # a word list
+	{ apt-get update -q && apt-get install -y -q --no-install-recommends \
+		$missing; } >"$results/apt-host.log" 2>&1 ||
+		skip "cannot install$missing (see $results/apt-host.log)"
+}
+
+# `make install` with the paths of a Debian Xen host, into a staging tree.
+# A separate build directory (outside the repository) is configured when
+# the current one was not configured with them.
+install_blkbackd() {
+	local build=$top_builddir
+	if ! grep -qx 'prefix = /usr' "$build/Makefile" 2>/dev/null ||
+		! grep -qx 'sysconfdir = /etc' "$build/Makefile"; then
+		build=$cache_root/build-$(echo "$top_srcdir" | sha256sum | cut -c1-12)
+		mkdir -p "$build"
+		if [ ! -f "$build/Makefile" ]; then
+			say "configuring an install build in $build"
+			(cd "$build" && "$top_srcdir/configure" --prefix=/usr \
+				--sysconfdir=/etc >configure.log 2>&1) || {
+				tail -n 20 "$build/configure.log"
+				return 1
+			}
+		fi
+	fi
+	say "make install DESTDIR=... (prefix /usr, sysconfdir /etc) from $build"
+	rm -rf "$work/overlay"
+	make -C "$build" -j"$(nproc)" >"$results/install-build.log" 2>&1 &&
+		make -C "$build" install DESTDIR="$work/overlay" \
+			>>"$results/install-build.log" 2>&1 || {
+		tail -n 30 "$results/install-build.log"
+		return 1
+	}
+	[ -x "$work/overlay/usr/sbin/blkbackd" ] || {
+		say "make install put no /usr/sbin/blkbackd in place"
+		return 1
+	}
+}
+
+# Debian packages holding the libraries the installed daemon links with.
+daemon_packages() {
+	ldd "$work/overlay/usr/sbin/blkbackd" |
+		awk '/=>/ { print $3 }' | while read -r lib; do
+		dpkg -S "$(readlink -f "$lib")" 2>/dev/null ||
+			dpkg -S "$lib" 2>/dev/null
+	done | cut -d: -f1 | sort -u | tr '\n' ' '
+}
+
+# The cache key: the version of every package the dom0 is built from, and
+# the scripts that build it.
+cache_key() {
+	local p
+	for p in $1; do
+		printf '%s %s\n' "$p" "$(apt-cache policy "$p" 2>/dev/null |
+			sed -n 's/^ *Candidate: //p')"
+	done
+	printf 'debootstrap %s\n' "$(dpkg-query -W -f '${Version}' debootstrap)"
+	sha256sum "$here/build-dom0.sh" "$here/extract-vmlinux.sh" |
+		sed "s|$here/||"
+}
+
+# A dom0 is 1.3 GB: keep only the current one (other keys are stale).
+prune_cache() {
+	local d
+	for d in "$cache_root"/*; do
+		[ -f "$d/key.txt" ] && [ "$(basename "$d")" != "$1" ] || continue
+		say "removing the stale dom0 cache $d"
+		rm -rf "$d"
+	done
+}
+
+ensure_cache() {
+	local pkgs=$1 keytext key
+	keytext=$(cache_key "$pkgs")
+	key=$(echo "$keytext" | sha256sum | cut -c1-16)
+	cache=$cache_root/$key
+	exec 9>"$cache_root/.lock"
+	flock 9
+	if [ -f "$cache/dom0.ext4" ]; then
+		say "dom0 cache: $cache (warm)"
+	else
+		say "dom0 cache: $cache (cold: building, about 3-5 minutes)"
+		rm -rf "$cache"
+		# shellcheck disable=SC2086 # a word list
+		bash "$here/build-dom0.sh" "$cache" $pkgs
+		echo "$keytext" >"$cache/key.txt"
+		prune_cache "$key"
+	fi
+	flock -u 9
+}
+
+build_checker() {
+	if [ -n "${E2E_CHECK:-}" ] && [ -x "$E2E_CHECK" ]; then
+		cp "$E2E_CHECK" "$1"
+	else
+		gcc -static -O2 -std=gnu11 -Wall -Wextra -o "$1" "$here/e2e-check.c"
+	fi
+	file "$1" 2>/dev/null | grep -q 'statically linked' ||
+		ldd "$1" 2>&1 | grep -q 'not a dynamic' || {
+		say "$1 is not statically linked"
+		return 1
+	}
+}
+
+# The work disk: the per-run overlay (blkbackd as installed), the scripts,
+# the guest kernel and initramfs; results come back on it.
+make_work_disk() {
+	local s=$work/stage
+	mkdir -p "$s/e2e/guest" "$s/results" "$s/img" "$work/ginit/bin"
+	tar -C "$work/overlay" -cf "$s/e2e/overlay.tar" .
+	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" "$s/e2e/"
+	# Stop waiting in dom0 early enough to power off with the logs.
+	echo $((timeout_s - 100)) >"$s/e2e/deadline"
+	echo "${BLKBACKD_E2E_PARTS:-blkbackd kernel}" >"$s/e2e/parts"
+	build_checker "$s/e2e/e2e-check"
+	# Guest initramfs: the cached base plus this run's /init and checker.
+	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
+	cp "$s/e2e/e2e-check" "$work/ginit/bin/e2e-check"
+	(cd "$work/ginit" && find . | cpio --quiet -o -H newc) >"$work/run.cpio"
+	cat "$cache/guest-base.cpio" "$work/run.cpio" >"$s/e2e/guest/initrd.cpio"
+	cp "$cache/vmlinux" "$s/e2e/guest/vmlinux"
+	mkfs.ext4 -q -F -L e2e-work -d "$s" "$work/work.ext4" 4G
+}
+
+boot() {
+	local append kargs
+	append="console=com1 com1=115200,8n1 dom0_mem=1024M,max:1024M"
+	append="$append dom0_max_vcpus=2 noreboot"
+	kargs="console=hvc0 earlyprintk=xen root=/dev/vda rw init=/sbin/e2e-init"
+	say "booting Xen in QEMU (TCG, -cpu qemu64, timeout ${timeout_s}s)"
+	set +e
+	timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg \
+		-cpu qemu64 -smp 2 -m 4G -no-reboot \
+		-kernel "$cache/xen.elf" -append "$append" \
+		-initrd "$cache/vmlinuz $kargs,$cache/initrd.img" \
+		-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on" \
+		-drive "file=$work/work.ext4,if=virtio,format=raw,cache=unsafe" \
+		-display none -serial stdio -monitor none </dev/null |
+		sed -u 's/\r$//' | tee "$results/serial.log" |
+		grep --line-buffered -E '^(E2E|e2e:|  e2e-)'
+	qemu_rc=${PIPESTATUS[0]}
+	set -e
+	say "QEMU exited with status $qemu_rc after $(elapsed) s"
+}
+
+fetch_results() {
+	rm -rf "$results/run"
+	debugfs -R "rdump /results $results" "$work/work.ext4" >/dev/null 2>&1 &&
+		mv "$results/results" "$results/run" || say "no results on the work disk"
+}
+
+show_failure_logs() {
+	local f
+	say "----- tail of the serial log ($results/serial.log)"
+	tail -n 60 "$results/serial.log" || true
+	for f in "$results"/run/console/*.log "$results/run/blkbackd.log"; do
+		[ -f "$f" ] || continue
+		say "----- tail of $f"
+		tr -d '\r' <"$f" | tail -n 40
+	done
+}
+
+main() {
+	local log summary
+	mkdir -p "$results" "$cache_root"
+	rm -f "$results/serial.log"
+	install_host_tools
+	work=$(mktemp -d "${TMPDIR:-/var/tmp}/blkbackd-e2e.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
+	install_blkbackd
+	ensure_cache "$DOM0_PACKAGES $(daemon_packages)"
+	make_work_disk
+	say "host preparation took $(elapsed) s"
+	boot
+	fetch_results
+	log=$results/run/dom0-test.log
+	[ -f "$log" ] || log=$results/serial.log
+	summary=$(grep -E '^E2E-SUMMARY: ' "$log" | tail -n 1 || true)
+	echo
+	grep -E '^E2E-BENCH' "$log" || true
+	if [ -n "$summary" ] && ! grep -q '^E2E: FAIL' "$log" &&
+		! grep -q '^E2E-DOM0: FAIL' "$results/serial.log" &&
+		[ "$qemu_rc" -eq 0 ]; then
+		say "all checks passed in $(elapsed) s; logs in $results"
+		echo "check-xen: ${summary#E2E-SUMMARY: }"
+		return 0
+	fi
+	say "FAILED (QEMU status $qemu_rc); failing checks:"
+	grep -hE '^(E2E: FAIL|E2E-DOM0: FAIL)' "$log" "$results/serial.log" || true
+	show_failure_logs
+	echo "check-xen: ${summary#E2E-SUMMARY: }"
+	[ -n "$summary" ] || echo "check-xen: 0 passed, 1 failed"
+	return 1
+}
+
+main "$@"
+exit
