@@ -290,8 +290,15 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 		struct blk_io *io = c->free_ios;
 		int ret;
 
-		if (!io)
-			return; /* stay kicked: retried when I/O completes */
+		/*
+		 * Out of slots, or a ring's worth taken while an early request
+		 * holds back the answers after it: stay kicked, and come back
+		 * when I/O completes. (Checked here, not left to
+		 * blk_ring_next_request(), whose 0 must mean "ring empty" for
+		 * the final check below.)
+		 */
+		if (!io || blk_ring_full(&c->ring))
+			return;
 		ret = blk_ring_next_request(&c->ring, &io->req);
 		if (ret < 0) {
 			c->broken = true;

@@ -59,6 +59,16 @@ static inline RING_IDX blk_ring_rsp_prod(const struct blk_ring *ring)
 					     : ring->r64.rsp_prod_pvt;
 }
 
+/*
+ * True when a ring's worth of requests has been taken without its answers
+ * published: nothing more may be taken until they are.
+ */
+static inline bool blk_ring_full(const struct blk_ring *ring)
+{
+	return blk_ring_req_cons(ring) - blk_ring_rsp_prod(ring) >=
+	       blk_ring_size(ring);
+}
+
 /* Queue a response privately; it becomes visible at the next push. */
 void blk_ring_put_response(struct blk_ring *ring, uint64_t id,
 			   uint8_t operation, int16_t status);
