@@ -629,7 +629,7 @@ static void vbd_device_seen(struct daemon *d, uint32_t domid, uint32_t devid)
 		v = vbd_new(d, domid, devid);
 		if (!v) {
 			log_err("vbd %" PRIu32 "/%" PRIu32 ": out of memory, "
-							   "device ignored",
+				"device ignored",
 				domid, devid);
 			return;
 		}

@@ -918,9 +918,9 @@ static int check_resize(struct check *c)
 	if (now <= old + SECTS_PER_PAGE)
 		return fail(c, -EIO,
 			    "sectors went from %" PRIu64 " to %" PRIu64 ", "
-									"wanted"
-									" growt"
-									"h",
+			    "wanted"
+			    " growt"
+			    "h",
 			    old, now);
 	fprintf(c->out, "RESIZED %" PRIu64 " %" PRIu64 "\n", old, now);
 	fflush(c->out);

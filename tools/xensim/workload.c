@@ -267,7 +267,7 @@ static void describe_io(const struct run *r, const struct io *io, char *buf,
 {
 	snprintf(buf, len,
 		 "queue %u %s%s id %" PRIu64 " sector %" PRIu64 " (%u sectors, "
-								"%u segments)",
+		 "%u segments)",
 		 r->q,
 		 io->nseg > BLKIF_MAX_SEGMENTS_PER_REQUEST ? "indirect " : "",
 		 op_name(io->op), io->id, io->sector, io->nsect, io->nseg);
@@ -386,7 +386,7 @@ static int complete_one(struct run *r, int timeout_ms)
 			describe_io(r, io, desc, sizeof(desc));
 		say(r->why, sizeof(r->why),
 		    "bad response from backend: id %" PRIu64 " op %u status "
-							     "%d%s%s: %s",
+		    "%d%s%s: %s",
 		    rsp.id, rsp.operation, rsp.status, io ? " to " : "",
 		    io ? desc : "",
 		    ret == -EPROTO ? "unknown id or wrong operation"
