@@ -7,7 +7,8 @@
 # 1. blkbackd, installed from the per-run overlay (`make install` output),
 #    started with the ExecStart= of its installed unit file.
 # 2. Guests on blkbackd: "e2e-file" (a regular file, plus a disk
-#    hot-plugged and unplugged), "e2e-blk" (a loop block device made here),
+#    hot-plugged and unplugged, a read-only disk, and its own disk grown
+#    while it runs), "e2e-blk" (a loop block device made here),
 #    both shut down cleanly; "e2e-destroy", destroyed while writing.
 # 3. dom0 checks: the images hold what the guests wrote and flushed, the
 #    daemon logged no error and, once the guests are gone, holds no grant
@@ -25,6 +26,8 @@ CHECK=$E/e2e-check
 BE=/local/domain/0/backend/vbd
 XVDA=51712
 XVDB=51728
+XVDC=51744
+VDISK_READONLY=4
 DAEMON_LOG=$R/blkbackd.log
 mkdir -p "$IMG" "$CFG" "$R"
 npass=0
@@ -122,7 +125,8 @@ collect_guest_results() {
 	done < <(tr -d '\r' <"$log" | grep '^RESULT ')
 }
 
-guest_config() { # NAME DISK-SPEC EXTRA [VCPUS]
+# shellcheck disable=SC2016 # the quotes are literal in the here-document
+guest_config() { # NAME DISK-SPEC EXTRA [VCPUS] [SECOND-DISK-SPEC]
 	cat >"$CFG/$1.cfg" <<EOF
 name = "$1"
 type = "pv"
@@ -134,7 +138,7 @@ vcpus = ${4:-1}
 on_poweroff = "destroy"
 on_reboot = "destroy"
 on_crash = "destroy"
-disk = [ '$2' ]
+disk = [ '$2'${5:+, '$5'} ]
 EOF
 }
 
@@ -378,17 +382,142 @@ probes_see_guest() { # GUEST
 	fi
 }
 
+# Hundredths of a second of dom0 uptime, for timing what the guest sees.
+uptime_cs() {
+	local u
+	u=$(cut -d' ' -f1 /proc/uptime)
+	echo $((10#${u/./}))
+}
+
+# The guest's verdict line "MARKER PASS|FAIL DETAIL", without the marker.
+guest_line() { # GUEST MARKER
+	tr -d '\r' <"$(console "$1")" 2>/dev/null | sed -n "s/^$2 //p" | tail -n 1
+}
+
+# ----- read-only disk (e2e-file's xvdc, access=ro)
+#
+# dom0 fills the image with pattern seed 6 and checksums it; the backend
+# must advertise VDISK_READONLY in "info"; the guest sees /sys/block/xvdc/ro
+# = 1, reads the pattern and cannot write; afterwards the checksum in dom0
+# is unchanged.  One verdict: e2e-file/read-only-disk.
+RO_SUM=
+RO_INFO=
+prepare_ro_image() { # IMAGE
+	truncate -s 16M "$1" && "$CHECK" write "$1" 0 16M 6 -b 1M &&
+		RO_SUM=$(sha256sum <"$1")
+}
+
+record_ro_info() { # DOMID
+	local be=$BE/$1/$XVDC
+	wait_until 30 "[ \"\$(xenstore-read $be/state 2>/dev/null)\" = 4 ]"
+	RO_INFO=$(xenstore-read "$be/info" 2>/dev/null || echo -)
+}
+
+read_only_verdict() { # GUEST IMAGE
+	local g=$1 bad="" notes guest
+	if [ -z "$RO_SUM" ]; then
+		result FAIL "$g/read-only-disk" "dom0 could not prepare the image"
+		return
+	fi
+	case "$RO_INFO" in
+	'' | *[!0-9]*) bad="$bad backend info='$RO_INFO';" ;;
+	*) [ $((RO_INFO & VDISK_READONLY)) -ne 0 ] ||
+		bad="$bad backend info=$RO_INFO lacks VDISK_READONLY;" ;;
+	esac
+	guest=$(guest_line "$g" E2E-RO)
+	case "$guest" in
+	PASS*) ;;
+	"") bad="$bad no E2E-RO line from the guest;" ;;
+	*) bad="$bad guest: ${guest#FAIL };" ;;
+	esac
+	if [ "$(sha256sum <"$2")" != "$RO_SUM" ]; then
+		bad="$bad the image in dom0 changed ($(
+			"$CHECK" verify "$2" 0 16M 6 2>&1 | head -n 1));"
+	fi
+	notes="info=$RO_INFO; guest: ${guest#PASS }"
+	if [ -z "$bad" ]; then
+		result PASS "$g/read-only-disk" "$notes; image checksum unchanged"
+	else
+		result FAIL "$g/read-only-disk" "${bad# }"
+	fi
+}
+
+# ----- online resize (e2e-file's xvda)
+#
+# When the guest asks (E2E-WAIT-RESIZE), grow the image by 16 MiB and send
+# blkbackd SIGHUP: within 10 s "sectors" must hold the new size and the
+# guest must see it (E2E-RESIZE-SEEN); the guest then writes pattern seed 8
+# into the new tail, which dom0 finds in the image once the guest is gone.
+# One verdict: e2e-file/online-resize.
+RESIZE_BAD=
+RESIZE_NOTES=
+RESIZE_OLD=
+grow_online() { # GUEST DOMID DEVID IMAGE
+	local g=$1 be=$BE/$2/$3 img=$4 want t0 t_xs='' t_guest=''
+	if ! wait_console "$g" E2E-WAIT-RESIZE 480; then
+		RESIZE_BAD="the guest never asked for the resize;"
+		return
+	fi
+	RESIZE_OLD=$(xenstore-read "$be/sectors" 2>/dev/null)
+	case "$RESIZE_OLD" in
+	'' | *[!0-9]*)
+		RESIZE_BAD="backend sectors='$RESIZE_OLD' before the resize;"
+		RESIZE_OLD=
+		return
+		;;
+	esac
+	want=$((RESIZE_OLD + 16 * 2048))
+	truncate -s +16M "$img"
+	t0=$(uptime_cs)
+	kill -HUP "$DPID"
+	if wait_until 10 "[ \"\$(xenstore-read $be/sectors)\" = $want ]"; then
+		t_xs=$(($(uptime_cs) - t0))
+	else
+		RESIZE_BAD="$RESIZE_BAD backend sectors=$(xenstore-read "$be/sectors"), expected $want;"
+	fi
+	if wait_until 10 "grep -q 'E2E-RESIZE-SEEN $want ' '$(console "$g")'"; then
+		t_guest=$(($(uptime_cs) - t0))
+	else
+		RESIZE_BAD="$RESIZE_BAD the guest did not see $want sectors within 10 s of SIGHUP;"
+		diagnose "$g" "no new size in the guest"
+	fi
+	RESIZE_NOTES="$RESIZE_OLD -> $want sectors; in xenstore after ${t_xs:--} cs, in the guest after ${t_guest:--} cs"
+}
+
+online_resize_verdict() { # GUEST IMAGE
+	local g=$1 guest out
+	if [ -n "$RESIZE_OLD" ]; then
+		guest=$(guest_line "$g" E2E-RESIZE)
+		case "$guest" in
+		PASS*) ;;
+		"") RESIZE_BAD="$RESIZE_BAD no E2E-RESIZE line from the guest;" ;;
+		*) RESIZE_BAD="$RESIZE_BAD guest: ${guest#FAIL };" ;;
+		esac
+		if ! out=$("$CHECK" verify "$2" $((RESIZE_OLD * 512)) 16M 8 -d -b 1M 2>&1); then
+			RESIZE_BAD="$RESIZE_BAD dom0: tail pattern: $(echo "$out" | head -n 1);"
+		fi
+	fi
+	if [ -z "$RESIZE_BAD" ]; then
+		result PASS "$g/online-resize" "$RESIZE_NOTES; tail pattern in the image"
+	else
+		result FAIL "$g/online-resize" "${RESIZE_BAD# } $RESIZE_NOTES"
+	fi
+}
+
 # ----- the guests on blkbackd
 
 guest_file() {
 	local g=e2e-file domid out
 	truncate -s 384M "$IMG/a.img" "$IMG/hot.img"
+	prepare_ro_image "$IMG/ro.img"
 	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$IMG/a.img" \
-		"e2e_role=full e2e_hotplug=xvdb e2e_bench=1" 2
+		"e2e_role=full e2e_hotplug=xvdb e2e_bench=1 e2e_ro=xvdc e2e_resize=1" \
+		2 "vdev=xvdc,access=ro,script=blkbackd,target=$IMG/ro.img"
 	start_guest $g || return
 	domid=$(domid_of $g)
 	record_negotiation $g $XVDA
 	probes_see_guest $g
+	record_ro_info "$domid"
 	if wait_console $g E2E-WAIT-ATTACH 480; then
 		if out=$(timeout 120 xl block-attach $g \
 			"vdev=xvdb,access=rw,script=blkbackd,target=$IMG/hot.img" 2>&1); then
@@ -410,11 +539,14 @@ guest_file() {
 			check $g/dom0-hotplug-pattern "$CHECK" verify "$IMG/hot.img" 0 8M 5 -d
 		fi
 	fi
+	grow_online $g "$domid" $XVDA "$IMG/a.img"
 	finish_guest $g
 	collect_guest_results $g
 	feature_checks $g
 	backend_gone "$domid"
 	verify_image $g "$IMG/a.img"
+	read_only_verdict $g "$IMG/ro.img"
+	online_resize_verdict $g "$IMG/a.img"
 }
 
 LOOPDEV=

@@ -9,6 +9,9 @@
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
 #   e2e_bench=1       (full) measure throughput and IOPS as well
+#   e2e_ro=xvdc       (full) a read-only disk dom0 filled with pattern seed 6
+#   e2e_resize=1      (full) ask dom0 to grow the disk by 16 MiB while it
+#                     runs, wait for the new size, use the new tail
 #
 # Every check prints one line "RESULT PASS|FAIL|SKIP NAME DETAIL" on the
 # console, which dom0 reads from xenconsoled's log; "E2E-..." lines are
@@ -21,6 +24,7 @@
 #   [200M, 232M) large-request pattern, seed 3
 #   [240M, 256M) last pattern written and flushed, seed 99
 #   [256M, 384M) benchmark scratch
+#   [384M, 400M) (e2e_resize) the tail added online, pattern seed 8
 # dom0 verifies the patterns and the filesystem in the image afterwards.
 /bin/busybox mkdir -p /proc /sys /dev /tmp /mnt /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -38,6 +42,8 @@ arg() {
 ROLE=$(arg e2e_role)
 HOTPLUG=$(arg e2e_hotplug)
 BENCH=$(arg e2e_bench)
+RO=$(arg e2e_ro)
+RESIZE=$(arg e2e_resize)
 DEV=xvda
 D=/dev/$DEV
 FS_SIZE=160M
@@ -225,6 +231,47 @@ fi
 ! mounted /mnt || umount /mnt
 check ext4-fsck-clean e2fsck -fn $D
 
+# The read-only disk (xl access=ro): blkfront marks it read-only, it reads
+# what dom0 wrote, and a write is refused (whichever side refuses it, dom0
+# checks that the image did not change).  One line for dom0 to judge:
+#   E2E-RO PASS|FAIL DETAIL
+read_only_disk() { # DEV
+	d=/dev/$1 bad=0
+	wait_for "[ -b $d ]" 30 || {
+		echo "$d did not appear"
+		return 1
+	}
+	ro=$(cat "/sys/block/$1/ro")
+	[ "$ro" = 1 ] || bad=1
+	echo "ro=$ro"
+	if e2e-check verify "$d" 0 16M 6 -d -b 1M; then
+		echo "content read back"
+	else
+		echo "content differs"
+		bad=1
+	fi
+	if werr=$(e2e-check write "$d" 0 1M 66 -d -b 64K 2>&1); then
+		echo "O_DIRECT write accepted"
+		bad=1
+	else
+		echo "O_DIRECT write refused ($(echo "$werr" | head -n 1))"
+	fi
+	echo 3 >/proc/sys/vm/drop_caches
+	e2e-check verify "$d" 0 1M 6 -d -b 64K || {
+		echo "content changed after the write"
+		bad=1
+	}
+	return $bad
+}
+if [ -n "$RO" ]; then
+	echo "E2E-CHECK read-only-disk"
+	if out=$(read_only_disk "$RO" 2>&1); then
+		echo "E2E-RO PASS $(printf '%s' "$out" | tr '\n' ' ')"
+	else
+		echo "E2E-RO FAIL $(printf '%s' "$out" | tail -n 6 | tr '\n' ' ')"
+	fi
+fi
+
 if [ -n "$HOTPLUG" ]; then
 	echo "E2E-WAIT-ATTACH $HOTPLUG"
 	if wait_for "[ -b /dev/$HOTPLUG ]" 90; then
@@ -240,6 +287,38 @@ if [ -n "$HOTPLUG" ]; then
 		result PASS hotplug-detach-seen
 	else
 		result FAIL hotplug-detach-seen "/dev/$HOTPLUG is still there"
+	fi
+fi
+
+# Online resize: dom0 grows the image by 16 MiB and sends blkbackd SIGHUP
+# when it sees E2E-WAIT-RESIZE; blkfront must pick the new size up from
+# the backend's re-written state.  E2E-RESIZE-SEEN tells dom0 (which
+# times it) that the size changed; E2E-RESIZE PASS|FAIL is the verdict on
+# the new tail.
+resize_tail() { # OLD-SECTORS
+	at=$(($1 * 512))
+	e2e-check write $D "$at" 16M 8 -d -b 1M &&
+		e2e-check verify $D "$at" 16M 8 -d -b 64K &&
+		echo "[$at, +16M) written and read back"
+}
+if [ -n "$RESIZE" ]; then
+	old=$(cat /sys/block/$DEV/size)
+	want=$((old + 16 * 2048))
+	echo "E2E-WAIT-RESIZE $DEV $old"
+	# Up to 60 s: dom0 notices the marker first; it enforces the 10 s.
+	ticks=0
+	while [ "$(cat /sys/block/$DEV/size)" -lt $want ] && [ $ticks -lt 300 ]; do
+		sleep 0.2
+		ticks=$((ticks + 1))
+	done
+	now=$(cat /sys/block/$DEV/size)
+	echo "E2E-RESIZE-SEEN $now sectors after $((ticks / 5)).$((ticks % 5 * 2)) s"
+	if [ "$now" -ne $want ]; then
+		echo "E2E-RESIZE FAIL size $now sectors, expected $want (was $old)"
+	elif out=$(resize_tail "$old" 2>&1); then
+		echo "E2E-RESIZE PASS $old -> $now sectors; $out"
+	else
+		echo "E2E-RESIZE FAIL $(echo "$out" | tail -n 3 | tr '\n' ' ')"
 	fi
 fi
 
