@@ -5,6 +5,7 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/daemon.h \
 	blkbackd/log.h blkbackd/log.c \
 	blkbackd/options.h blkbackd/options.c \
+	blkbackd/stats-log.h blkbackd/stats-log.c \
 	blkbackd/worker.h blkbackd/worker.c \
 	blkbackd/vbd.h blkbackd/vbd.c
 blkbackd_blkbackd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \

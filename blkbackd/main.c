@@ -66,13 +66,15 @@ static int start_workers(struct daemon *d)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int n = d->opts.workers ? d->opts.workers
 					 : (cpus > 0 ? (unsigned int)cpus : 1);
+	struct worker_config cfg = { .poll_us = d->opts.poll_us,
+				     .stage_timing = d->opts.stage_timing };
 	int ret;
 
 	d->workers = calloc(n, sizeof(*d->workers));
 	if (!d->workers)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < n; i++) {
-		ret = worker_start(&d->workers[i], i, d->broken_fd[1]);
+		ret = worker_start(&d->workers[i], i, d->broken_fd[1], &cfg);
 		if (ret < 0) {
 			log_err("cannot start I/O worker %u: %s%s", i,
 				strerror(-ret),
@@ -180,6 +182,11 @@ static int main_loop(struct daemon *d, int sig_fd)
 
 			if (read(sig_fd, &si, sizeof(si)) != sizeof(si))
 				continue;
+			/* SIGUSR1: each disk's counters to the log. */
+			if (si.ssi_signo == SIGUSR1) {
+				vbd_log_stats_all(d);
+				continue;
+			}
 			/* SIGHUP: images may have grown; look again. */
 			if (si.ssi_signo != SIGHUP)
 				return (int)si.ssi_signo;
@@ -200,6 +207,7 @@ static int block_signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
 	/* Blocked before any thread starts, so every thread inherits it. */
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
 		return -EINVAL;

@@ -30,6 +30,9 @@ static void usage(FILE *out)
 		"      --max-queues N   rings per device, 1 to 64 (default: one per worker)\n"
 		"      --persistent-grants yes|no\n"
 		"                       offer persistent grants (default yes)\n"
+		"      --poll-us N      busy-poll rings and I/O for up to N us before\n"
+		"                       sleeping, 0 to 1000, 0 = never (default 50)\n"
+		"      --stage-timing   time each request's stages (see SIGUSR1)\n"
 		"  -h, --help           show this help and exit\n"
 		"  -V, --version        show the version and exit\n"
 		"\n"
@@ -72,6 +75,8 @@ int options_parse(struct options *opts, int argc, char **argv)
 		{ "max-ring-page-order", required_argument, NULL, 'O' },
 		{ "max-queues", required_argument, NULL, 'Q' },
 		{ "persistent-grants", required_argument, NULL, 'P' },
+		{ "poll-us", required_argument, NULL, 'U' },
+		{ "stage-timing", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -86,6 +91,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 		.max_indirect_segments = 256,
 		.max_ring_order = 4,
 		.persistent = true,
+		.poll_us = 50,
 	};
 	while ((c = getopt_long(argc, argv, "w:c:d:l:hV", longopts, NULL)) !=
 	       -1) {
@@ -170,6 +176,19 @@ int options_parse(struct options *opts, int argc, char **argv)
 				return -1;
 			}
 			opts->persistent = strcmp(optarg, "yes") == 0;
+			break;
+		case 'U':
+			if (parse_number(optarg, 1000, &v)) {
+				fprintf(stderr,
+					"blkbackd: --poll-us wants a number "
+					"from 0 to 1000, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			opts->poll_us = (unsigned int)v;
+			break;
+		case 'T':
+			opts->stage_timing = true;
 			break;
 		case 'h':
 			usage(stdout);

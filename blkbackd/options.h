@@ -18,6 +18,8 @@ struct options {
 	unsigned int max_ring_order;
 	unsigned int max_queues; /* 0: one per worker */
 	bool persistent; /* offer persistent grants */
+	unsigned int poll_us; /* busy-poll window cap, 0: never poll */
+	bool stage_timing; /* time each request's stages */
 };
 
 /*

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "blkbackd/log.h"
+#include "blkbackd/stats-log.h"
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
 #include "libblk/image.h"
@@ -95,15 +96,37 @@ static struct vbd *vbd_new(struct daemon *d, uint32_t domid, uint32_t devid)
 
 /* ---- rings ---- */
 
-/* Answer in-flight I/O, then unmap and unbind every queue's ring. */
-static void vbd_disconnect(struct vbd *v)
+/* The counters of every queue of @v, summed. */
+static void vbd_stats(struct vbd *v, struct blk_stats *sum)
 {
+	*sum = (struct blk_stats){ 0 };
+	for (unsigned int q = 0; q < v->nr_queues; q++) {
+		struct blk_stats one;
+
+		if (worker_stats(v->queue[q], queue_cookie(v, q), &one) == 0)
+			blk_stats_add(sum, &one);
+	}
+}
+
+/* Answer started I/O, then unmap and unbind every queue's ring. */
+static void vbd_disconnect_as(struct vbd *v, enum blk_disconnect_mode mode)
+{
+	struct blk_stats sum;
+
 	if (!v->nr_queues)
 		return;
+	vbd_stats(v, &sum);
 	for (unsigned int q = 0; q < v->nr_queues; q++)
-		worker_disconnect(v->queue[q], queue_cookie(v, q));
+		worker_disconnect(v->queue[q], queue_cookie(v, q), mode);
 	v->nr_queues = 0;
 	log_info("%s: disconnected", v->name);
+	stats_log(v->name, &sum);
+}
+
+/* The guest is going away: what was not started is answered as failed. */
+static void vbd_disconnect(struct vbd *v)
+{
+	vbd_disconnect_as(v, BLK_DISCONNECT_CLOSE);
 }
 
 static struct worker *least_loaded_worker(struct daemon *d)
@@ -770,7 +793,8 @@ void vbd_release_all(struct daemon *d)
 	while (d->vbds) {
 		struct vbd *v = d->vbds;
 
-		vbd_disconnect(v);
+		/* The guest stays: a pause, not an error (blkbackd(8)). */
+		vbd_disconnect_as(v, BLK_DISCONNECT_STOP);
 		vbd_unwatch_frontend(v);
 		if (v->image_open)
 			blk_image_close(&v->image);
@@ -778,4 +802,16 @@ void vbd_release_all(struct daemon *d)
 		free(v);
 	}
 	d->nr_vbds = 0;
+}
+
+void vbd_log_stats_all(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next) {
+		struct blk_stats sum;
+
+		if (!v->nr_queues)
+			continue;
+		vbd_stats(v, &sum);
+		stats_log(v->name, &sum);
+	}
 }

@@ -25,6 +25,9 @@ void vbd_domains_released(struct daemon *d);
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
+/* Log every connected disk's counters and stage times (SIGUSR1). */
+void vbd_log_stats_all(struct daemon *d);
+
 /*
  * Daemon shutdown: answer in-flight I/O, unmap and unbind every ring and
  * close every image, leaving xenstore as it is so that a restarted daemon

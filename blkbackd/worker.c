@@ -17,6 +17,7 @@ enum cmd_type {
 	CMD_CONNECT,
 	CMD_DISCONNECT,
 	CMD_RESIZE,
+	CMD_STATS,
 	CMD_STOP,
 };
 
@@ -25,6 +26,8 @@ struct cmd {
 	const struct blk_conn_params *params;
 	uint64_t cookie;
 	uint64_t sectors;
+	enum blk_disconnect_mode mode;
+	struct blk_stats *stats;
 	int result;
 	bool done;
 	struct cmd *next;
@@ -40,6 +43,7 @@ struct ring_slot {
 
 struct worker {
 	unsigned int index;
+	struct worker_config cfg;
 	pthread_t thread;
 	int cmd_fd; /* eventfd: commands queued */
 	int broken_fd;
@@ -126,7 +130,7 @@ static void do_disconnect(struct worker *w, struct cmd *c)
 	}
 	(*pp)->closing = c;
 	/* conn_closed() completes the command, now or after draining. */
-	blk_engine_disconnect(w->engine, (*pp)->conn);
+	blk_engine_disconnect(w->engine, (*pp)->conn, c->mode);
 }
 
 static void do_resize(struct worker *w, struct cmd *c)
@@ -135,6 +139,15 @@ static void do_resize(struct worker *w, struct cmd *c)
 
 	if (pp)
 		blk_engine_resize(w->engine, (*pp)->conn, c->sectors);
+	cmd_complete(w, c, pp ? 0 : -ENOENT);
+}
+
+static void do_stats(struct worker *w, struct cmd *c)
+{
+	struct ring_slot **pp = find_slot(w, c->cookie);
+
+	if (pp)
+		blk_engine_conn_stats((*pp)->conn, c->stats);
 	cmd_complete(w, c, pp ? 0 : -ENOENT);
 }
 
@@ -176,6 +189,9 @@ static void on_fd_ready(void *arg, uint64_t tag)
 			break;
 		case CMD_RESIZE:
 			do_resize(w, c);
+			break;
+		case CMD_STATS:
+			do_stats(w, c);
 			break;
 		case CMD_STOP:
 			w->stopping = true;
@@ -250,8 +266,11 @@ static void *worker_boot(void *arg)
 	int ret;
 
 	ret = blk_engine_create(&w->engine, &worker_engine_ops, w);
-	if (ret == 0)
+	if (ret == 0) {
+		blk_engine_set_poll(w->engine, w->cfg.poll_us);
+		blk_engine_set_timing(w->engine, w->cfg.stage_timing);
 		ret = blk_engine_watch_fd(w->engine, w->cmd_fd, CMD_TAG);
+	}
 	pthread_mutex_lock(&w->lock);
 	ctx->result = ret;
 	ctx->done = true;
@@ -262,7 +281,8 @@ static void *worker_boot(void *arg)
 	return worker_main(w);
 }
 
-int worker_start(struct worker **out, unsigned int index, int broken_fd)
+int worker_start(struct worker **out, unsigned int index, int broken_fd,
+		 const struct worker_config *cfg)
 {
 	struct worker *w = calloc(1, sizeof(*w));
 	struct start_ctx ctx = { .w = w };
@@ -271,6 +291,7 @@ int worker_start(struct worker **out, unsigned int index, int broken_fd)
 	if (!w)
 		return -ENOMEM;
 	w->index = index;
+	w->cfg = *cfg;
 	w->broken_fd = broken_fd;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
@@ -323,9 +344,10 @@ int worker_connect(struct worker *w, const struct blk_conn_params *p)
 	return ret;
 }
 
-void worker_disconnect(struct worker *w, uint64_t cookie)
+void worker_disconnect(struct worker *w, uint64_t cookie,
+		       enum blk_disconnect_mode mode)
 {
-	struct cmd c = { .type = CMD_DISCONNECT, .cookie = cookie };
+	struct cmd c = { .type = CMD_DISCONNECT, .cookie = cookie, .mode = mode };
 
 	if (cmd_run(w, &c) == 0)
 		w->nr_rings--;
@@ -338,6 +360,13 @@ void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors)
 			 .sectors = sectors };
 
 	cmd_run(w, &c);
+}
+
+int worker_stats(struct worker *w, uint64_t cookie, struct blk_stats *out)
+{
+	struct cmd c = { .type = CMD_STATS, .cookie = cookie, .stats = out };
+
+	return cmd_run(w, &c);
 }
 
 unsigned int worker_nr_rings(const struct worker *w)

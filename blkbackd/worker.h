@@ -8,31 +8,46 @@
 #ifndef BLKBACKD_WORKER_H
 #define BLKBACKD_WORKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "libblk/engine.h"
 
 struct worker;
 
+/* How every worker's engine runs; see blk_engine_set_poll/_timing(). */
+struct worker_config {
+	unsigned int poll_us;
+	bool stage_timing;
+};
+
 /*
  * Start worker @index. A ring the guest breaks is reported by writing its
  * 64-bit cookie (blk_conn_params.owner) to @broken_fd.
  */
-int worker_start(struct worker **out, unsigned int index, int broken_fd);
+int worker_start(struct worker **out, unsigned int index, int broken_fd,
+		 const struct worker_config *cfg);
 /* Stop and join the thread; every ring must have been disconnected. */
 void worker_stop(struct worker *w);
 
 /* Connect a ring on this worker; waits for the result. */
 int worker_connect(struct worker *w, const struct blk_conn_params *p);
 /*
- * Disconnect the ring whose owner cookie is @cookie; returns once its
- * in-flight requests were answered, the ring unmapped and the event
- * channel unbound.
+ * Disconnect the ring whose owner cookie is @cookie (see
+ * blk_engine_disconnect() for @mode); returns once its started I/O was
+ * answered, the ring unmapped and the event channel unbound.
  */
-void worker_disconnect(struct worker *w, uint64_t cookie);
+void worker_disconnect(struct worker *w, uint64_t cookie,
+		       enum blk_disconnect_mode mode);
 
 /* Tell the ring with @cookie its image now has @sectors sectors. */
 void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors);
+
+/*
+ * Copy the counters of the ring with @cookie into @out; -ENOENT when this
+ * worker does not serve it. Waits for the worker thread.
+ */
+int worker_stats(struct worker *w, uint64_t cookie, struct blk_stats *out);
 
 /* Rings currently served (for choosing the least loaded worker). */
 unsigned int worker_nr_rings(const struct worker *w);

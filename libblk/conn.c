@@ -80,6 +80,7 @@ static void free_ios(struct blk_conn *c)
 		free(c->ios[i].ind_raw);
 		free(c->ios[i].iov);
 		free(c->ios[i].pages);
+		free(c->ios[i].merge_iov);
 	}
 	free(c->ios);
 	free(c->answers);
@@ -158,8 +159,8 @@ void conn_destroy(struct blk_conn *c)
 {
 	struct blk_engine *e = c->e;
 
-	if (c->persistent)
-		blk_pgrant_destroy(&c->pgrants);
+	/* Even after a fall-back to copying: its old mappings are still held. */
+	blk_pgrant_destroy(&c->pgrants);
 	blk_bounce_destroy(&c->bounce);
 	free_ios(c);
 	if (c->port)

@@ -16,7 +16,9 @@
 #include "libblk/engine.h"
 #include "libblk/grant_copy.h"
 #include "libblk/pgrant.h"
+#include "libblk/poll.h"
 #include "libblk/ring.h"
+#include "libblk/stats.h"
 
 /* A singly linked FIFO of requests. */
 struct blk_io_list {
@@ -37,6 +39,9 @@ struct blk_io {
 	void **pages; /* bounce page or mapped grant, per segment */
 	struct iovec *iov; /* per segment */
 	unsigned int cap_segs;
+	/* Requests merged into this one's I/O, and their segments with its. */
+	struct blk_io *rider;
+	struct iovec *merge_iov;
 
 	bool bounced; /* pages[] are bounce pages, not mapped grants */
 	bool holds_pages; /* pages[] must be given back */
@@ -46,9 +51,12 @@ struct blk_io {
 	bool unsupported; /* the image refused the operation */
 	bool efault; /* I/O on mapped grants was refused */
 	uint8_t cqes_left;
+	bool timed; /* its stage times are being taken */
+	uint64_t own_bytes; /* its data, merged or not */
 	uint64_t expect; /* bytes the data SQEs must move */
 	uint64_t moved;
 	unsigned int copy_first; /* this pass's grant-copy segments */
+	uint64_t stage_start_ns; /* when its current stage began */
 };
 
 /* An answer waiting for the ones before it (see io_respond()). */
@@ -84,10 +92,21 @@ struct blk_conn {
 	bool persistent;
 	struct blk_pgrant_cache pgrants;
 
+	struct blk_stats stats;
+	/* Answers written this pass and when (see BLK_STAGE_PUBLISH). */
+	uint32_t answered_n;
+	uint64_t answered_ns_sum;
+
 	bool barrier_active; /* a barrier is executing: start nothing else */
 	bool kicked; /* the ring may hold new requests */
+	/*
+	 * The guest was not asked for an event after the ring ran dry, since
+	 * the worker polls it; ask (blk_ring_final_check()) before sleeping.
+	 */
+	bool event_off;
 	bool must_push; /* responses to publish */
 	bool closing;
+	bool stopping; /* closing because the daemon stops */
 	bool broken;
 };
 
@@ -101,8 +120,15 @@ struct blk_engine {
 	const struct blk_engine_ops *ops;
 	void *arg;
 
+	bool timing; /* take stage times (blk_engine_set_timing()) */
+	uint64_t pass_ns; /* when this pass woke, if timing */
+	struct blk_poll poll;
+
 	struct blk_conn *conns;
 	unsigned int nr_conns;
+	struct blk_conn *serve_from; /* where the next pass starts */
+	unsigned int io_in_flight; /* requests with SQEs in the kernel */
+	bool budget_spent; /* a ring stopped on its budget last pass */
 
 	/* Per-pass scratch, reused. */
 	struct blk_copy_batch copies;
@@ -140,6 +166,12 @@ void io_start_all(struct blk_engine *e);
 void io_complete(struct blk_engine *e, struct blk_io *io, int res);
 void io_finish_done(struct blk_engine *e);
 void io_respond(struct blk_io *io, int16_t status);
+/*
+ * A request that will not run on a closing connection: answered with an
+ * error when the guest is going away, left unanswered on the ring for the
+ * next daemon when this one stops (blk_engine_disconnect()).
+ */
+void io_set_aside(struct blk_io *io);
 void io_release(struct blk_io *io);
 
 /* conn.c */

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "libblk/engine-internal.h"
 
@@ -15,6 +17,13 @@
 #define CQ_ENTRIES 4096
 /* Ring pages plus the persistent-grant caches of many connections. */
 #define MAX_GRANTS 65536
+/*
+ * What one ring may put into one pass, so that a guest with a deep queue
+ * cannot push the others' requests behind all of its own: a ring with more
+ * stays kicked and is served again in the next pass, after the others.
+ */
+#define PASS_BUDGET_REQUESTS 32u
+#define PASS_BUDGET_SEGMENTS 1024u /* 4 MiB */
 
 /* io_uring user_data: an I/O pointer, or one of these tags in low bits. */
 #define TAG_MASK 3ull
@@ -167,6 +176,8 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 {
 	void *owner = c->owner;
 
+	if (e->serve_from == c)
+		e->serve_from = c->next;
 	for (struct blk_conn **pp = &e->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
@@ -178,24 +189,26 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 	e->ops->conn_closed(e->arg, owner);
 }
 
-/* Parked requests never started: answer them as failed. */
-static void fail_parked(struct blk_conn *c)
+/* Parked requests never started: answer them or leave them. */
+static void set_aside_parked(struct blk_conn *c)
 {
 	struct blk_io *io = io_list_take_all(&c->parked);
 
 	while (io) {
 		struct blk_io *next = io->next;
 
-		io_respond(io, BLKIF_RSP_ERROR);
+		io_set_aside(io);
 		io = next;
 	}
 }
 
-void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c)
+void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
+			   enum blk_disconnect_mode mode)
 {
 	c->closing = true;
+	c->stopping = mode == BLK_DISCONNECT_STOP;
 	c->kicked = false;
-	fail_parked(c);
+	set_aside_parked(c);
 	if (c->must_push)
 		blk_ring_push_responses(&c->ring);
 	if (c->in_flight == 0)
@@ -208,7 +221,46 @@ void blk_engine_resize(struct blk_engine *e, struct blk_conn *c,
 	c->limits.sectors = sectors;
 }
 
+void blk_engine_set_timing(struct blk_engine *e, bool on)
+{
+	e->timing = on;
+}
+
+void blk_engine_set_poll(struct blk_engine *e, unsigned int max_us)
+{
+	blk_poll_init(&e->poll, max_us);
+}
+
+void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out)
+{
+	*out = c->stats;
+}
+
+/* The clock, when stage timing is on; 0 otherwise. */
+static uint64_t engine_clock(const struct blk_engine *e)
+{
+	return e->timing ? blk_now_ns() : 0;
+}
+
 /* ---- responses ---- */
+
+/* BLK_STAGE_PUBLISH for every answer written since the last push. */
+static void account_published(struct blk_engine *e, struct blk_conn *c)
+{
+	uint64_t now;
+
+	if (!c->answered_n)
+		return;
+	now = engine_clock(e);
+	if (now) {
+		uint64_t n = c->answered_n;
+
+		blk_stage_add(&c->stats.stage[BLK_STAGE_PUBLISH],
+			      (n * now - c->answered_ns_sum) / n, n);
+	}
+	c->answered_n = 0;
+	c->answered_ns_sum = 0;
+}
 
 static void push_responses(struct blk_engine *e)
 {
@@ -220,6 +272,7 @@ static void push_responses(struct blk_engine *e)
 			c->must_push = false;
 			if (blk_ring_push_responses(&c->ring))
 				xenevtchn_notify(e->xce, c->port);
+			account_published(e, c);
 		}
 		if (c->closing && c->in_flight == 0)
 			finish_close(e, c);
@@ -283,22 +336,48 @@ static void reap_cqes(struct blk_engine *e)
 
 /* ---- new requests ---- */
 
-/* Take every request the ring holds, as far as free slots allow. */
+/*
+ * The ring ran dry. A polling worker leaves the guest's req_event where it
+ * is, so the guest sends no event for its next requests; the worker sees
+ * them by polling, and asks for an event only before it sleeps
+ * (arm_ring_events()). Returns true when requests arrived meanwhile.
+ */
+static bool ring_ran_dry(struct blk_engine *e, struct blk_conn *c)
+{
+	if (blk_poll_window(&e->poll)) {
+		c->event_off = true;
+		return false;
+	}
+	return blk_ring_final_check(&c->ring);
+}
+
+/*
+ * Take the requests the ring holds, as far as free slots and this pass's
+ * budget allow.
+ */
 static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 {
+	unsigned int taken = 0, segments = 0;
+
 	for (;;) {
 		struct blk_io *io = c->free_ios;
 		int ret;
 
 		/*
 		 * Out of slots, or a ring's worth taken while an early request
-		 * holds back the answers after it: stay kicked, and come back
-		 * when I/O completes. (Checked here, not left to
-		 * blk_ring_next_request(), whose 0 must mean "ring empty" for
-		 * the final check below.)
+		 * holds back the answers after it, or the budget spent: stay
+		 * kicked, and come back in a later pass. (Checked here, not
+		 * left to blk_ring_next_request(), whose 0 must mean "ring
+		 * empty" for the final check below.)
 		 */
 		if (!io || blk_ring_full(&c->ring))
 			return;
+		if (taken >= PASS_BUDGET_REQUESTS ||
+		    segments >= PASS_BUDGET_SEGMENTS) {
+			/* No completion need wake us for these. */
+			e->budget_spent = true;
+			return;
+		}
 		ret = blk_ring_next_request(&c->ring, &io->req);
 		if (ret < 0) {
 			c->broken = true;
@@ -307,31 +386,129 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 			return;
 		}
 		if (ret == 0) {
-			if (blk_ring_final_check(&c->ring))
+			if (ring_ran_dry(e, c))
 				continue;
 			c->kicked = false;
 			return;
 		}
 		c->free_ios = io->next;
 		c->in_flight++;
+		taken++;
+		segments += io->req.nr_segments;
 		io->slot = blk_ring_req_cons(&c->ring) - 1;
 		io_consume(e, c, io);
 	}
 }
 
+static void serve_one(struct blk_engine *e, struct blk_conn *c)
+{
+	if (c->closing || c->broken)
+		return;
+	if (c->parked.nr)
+		io_unpark(e, c);
+	if (c->kicked)
+		consume_ring(e, c);
+}
+
+/*
+ * Each pass starts one connection further down the list, so that no ring
+ * is always first to the buffers and the submission queue.
+ */
 static void serve_rings(struct blk_engine *e)
 {
-	for (struct blk_conn *c = e->conns; c; c = c->next) {
-		if (c->closing || c->broken)
-			continue;
-		if (c->parked.nr)
-			io_unpark(e, c);
-		if (c->kicked)
-			consume_ring(e, c);
-	}
+	struct blk_conn *first = e->serve_from ? e->serve_from : e->conns;
+
+	for (struct blk_conn *c = first; c; c = c->next)
+		serve_one(e, c);
+	for (struct blk_conn *c = e->conns; c != first; c = c->next)
+		serve_one(e, c);
+	e->serve_from = first ? first->next : NULL;
 	io_fetch_indirect_pages(e);
 	io_prepare_ready(e);
 	io_start_all(e);
+}
+
+/* ---- waiting for work ---- */
+
+/* Rings that took requests without sending an event; marks them kicked. */
+static bool rings_posted(struct blk_engine *e)
+{
+	bool found = false;
+
+	for (struct blk_conn *c = e->conns; c; c = c->next) {
+		if (!c->event_off || c->closing || c->broken)
+			continue;
+		if (blk_ring_has_requests(&c->ring)) {
+			c->event_off = false;
+			c->kicked = true;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/*
+ * Spin for the polling window, reaping completions and watching the rings
+ * whose guests send no events. Returns true when work was found.
+ */
+static bool poll_for_work(struct blk_engine *e)
+{
+	uint64_t window = blk_poll_window(&e->poll), start;
+
+	if (!window)
+		return false;
+	io_uring_submit(&e->uring);
+	start = blk_now_ns();
+	do {
+		/* Completions are posted only when the ring is entered. */
+		if (e->io_in_flight)
+			io_uring_get_events(&e->uring);
+		else
+			sched_yield(); /* let guests and other workers run */
+		if (io_uring_cq_ready(&e->uring) || rings_posted(e)) {
+			blk_poll_hit(&e->poll);
+			return true;
+		}
+	} while (blk_now_ns() - start < window);
+	blk_poll_miss(&e->poll);
+	return false;
+}
+
+/*
+ * Before sleeping, ask every polled ring's guest for an event again.
+ * Returns true when requests arrived meanwhile (no sleep then).
+ */
+static bool arm_ring_events(struct blk_engine *e)
+{
+	bool more = false;
+
+	for (struct blk_conn *c = e->conns; c; c = c->next) {
+		if (!c->event_off)
+			continue;
+		c->event_off = false;
+		if (!c->closing && !c->broken &&
+		    blk_ring_final_check(&c->ring)) {
+			c->kicked = true;
+			more = true;
+		}
+	}
+	return more;
+}
+
+static int sleep_for_work(struct blk_engine *e)
+{
+	uint64_t start;
+	int ret;
+
+	if (arm_ring_events(e))
+		return 0;
+	start = e->poll.max_ns ? blk_now_ns() : 0;
+	ret = io_uring_submit_and_wait(&e->uring, 1);
+	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+		return ret;
+	if (start)
+		blk_poll_woke(&e->poll, blk_now_ns() - start);
+	return 0;
 }
 
 /* ---- the pass ---- */
@@ -342,13 +519,22 @@ int blk_engine_run(struct blk_engine *e)
 
 	if (ret < 0)
 		return ret;
-	ret = io_uring_submit_and_wait(&e->uring, 1);
-	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
-		return ret;
-
+	if (e->budget_spent) {
+		/* Rings left requests behind: serve them without waiting. */
+		e->budget_spent = false;
+		io_uring_submit_and_get_events(&e->uring);
+	} else if (!poll_for_work(e)) {
+		ret = sleep_for_work(e);
+		if (ret < 0)
+			return ret;
+	}
+	e->pass_ns = engine_clock(e);
 	reap_cqes(e);
 	io_finish_done(e);
+	/* The guests waiting for these answers need not wait for the pass. */
+	push_responses(e);
 	serve_rings(e);
+	/* Answers to requests refused on sight. */
 	push_responses(e);
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "libblk/blkif_abi.h"
 #include "libblk/request.h"
+#include "libblk/stats.h"
 
 struct blk_engine;
 struct blk_conn;
@@ -66,11 +67,28 @@ int blk_engine_watch_fd(struct blk_engine *e, int fd, uint64_t tag);
 int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 		       struct blk_conn **out);
 
+enum blk_disconnect_mode {
+	/*
+	 * The guest is going away: requests not yet started are answered
+	 * with an error.
+	 */
+	BLK_DISCONNECT_CLOSE,
+	/*
+	 * The daemon stops and the guest stays: requests not yet started
+	 * are left unanswered on the ring, where the next daemon finds and
+	 * serves them (answers are published in ring order, so they are
+	 * exactly the ones past rsp_prod). The guest sees a pause.
+	 */
+	BLK_DISCONNECT_STOP,
+};
+
 /*
- * Stop taking requests on @c; conn_closed() follows once its in-flight I/O
- * has been answered (possibly from within this call).
+ * Stop taking requests on @c; conn_closed() follows once the I/O it
+ * started has completed and been answered (possibly from within this
+ * call).
  */
-void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c);
+void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
+			   enum blk_disconnect_mode mode);
 
 /*
  * Change the capacity of a live connection (online resize). Requests
@@ -78,6 +96,21 @@ void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c);
  */
 void blk_engine_resize(struct blk_engine *e, struct blk_conn *c,
 		       uint64_t sectors);
+
+/*
+ * Take per-request stage times (see libblk/stats.h) from now on, or stop.
+ * Off by default; costs a few clock reads per pass when on.
+ */
+void blk_engine_set_timing(struct blk_engine *e, bool on);
+
+/*
+ * Busy-poll rings and completions for up to @max_us microseconds before
+ * sleeping, adaptively (see libblk/poll.h); 0 turns polling off.
+ */
+void blk_engine_set_poll(struct blk_engine *e, unsigned int max_us);
+
+/* A copy of @c's counters and stage times since it connected. */
+void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out);
 
 /* Number of live connections. */
 unsigned int blk_engine_nr_conns(const struct blk_engine *e);

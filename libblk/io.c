@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libblk/engine-internal.h"
@@ -53,18 +54,89 @@ static void publish_answers(struct blk_conn *c)
 	}
 }
 
+static int stat_op(uint8_t op)
+{
+	switch (op) {
+	case BLKIF_OP_READ:
+		return BLK_STAT_READ;
+	case BLKIF_OP_WRITE:
+		return BLK_STAT_WRITE;
+	case BLKIF_OP_FLUSH_DISKCACHE:
+	case BLKIF_OP_WRITE_BARRIER:
+		return BLK_STAT_FLUSH;
+	case BLKIF_OP_DISCARD:
+		return BLK_STAT_DISCARD;
+	default:
+		return -1;
+	}
+}
+
+static void account_answer(struct blk_conn *c, const struct blk_io *io,
+			   int16_t status)
+{
+	int op = stat_op(blk_request_op(&io->req));
+	struct blk_stats *st = &c->stats;
+
+	if (op < 0) {
+		st->rejected++;
+		return;
+	}
+	st->requests[op]++;
+	if (status != BLKIF_RSP_OKAY)
+		st->errors[op]++;
+	else if (op == BLK_STAT_DISCARD)
+		st->sectors[op] +=
+			io->req.nr_sectors * (c->limits.sector_size / 512);
+	else
+		st->sectors[op] += io->moved / 512;
+	if (io->timed) {
+		/* Its FINISH stage ended at stage_start_ns. */
+		c->answered_n++;
+		c->answered_ns_sum += io->stage_start_ns;
+	}
+}
+
+/* @io no longer holds buffers or counts as started. */
+static void io_deactivate(struct blk_io *io)
+{
+	struct blk_conn *c = io->conn;
+
+	if (!io->active)
+		return;
+	io->active = false;
+	c->nr_active--;
+	if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
+		c->barrier_active = false;
+}
+
+/* Back to the free slots with its ring slot left unanswered. */
+static void io_drop(struct blk_io *io)
+{
+	struct blk_conn *c = io->conn;
+
+	io_release(io);
+	io_deactivate(io);
+	io->next = c->free_ios;
+	c->free_ios = io;
+	c->in_flight--;
+}
+
+void io_set_aside(struct blk_io *io)
+{
+	if (io->conn->stopping)
+		io_drop(io);
+	else
+		io_respond(io, BLKIF_RSP_ERROR);
+}
+
 void io_respond(struct blk_io *io, int16_t status)
 {
 	struct blk_conn *c = io->conn;
 	struct blk_answer *a = &c->answers[io->slot % c->nr_ios];
 
+	account_answer(c, io, status);
 	io_release(io);
-	if (io->active) {
-		io->active = false;
-		c->nr_active--;
-		if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
-			c->barrier_active = false;
-	}
+	io_deactivate(io);
 	/* An indirect request is answered with its inner operation. */
 	*a = (struct blk_answer){ .id = io->req.id,
 				  .operation = blk_request_op(&io->req),
@@ -88,6 +160,9 @@ void io_consume(struct blk_engine *e, struct blk_conn *c, struct blk_io *io)
 	io->fetched = false;
 	io->holds_pages = false;
 	io->active = false;
+	io->timed = false;
+	io->expect = io->moved = 0;
+	io->stage_start_ns = e->pass_ns;
 	io->segs = io->req.seg;
 	if (status != BLKIF_RSP_OKAY) {
 		io_respond(io, status);
@@ -306,6 +381,7 @@ static bool prepare_one(struct blk_engine *e, struct blk_io *io)
 	}
 	ret = take_buffers(io);
 	if (ret == -ENOBUFS) {
+		c->stats.parked_no_buffers++;
 		io_list_add(&c->parked, io);
 		return false;
 	}
@@ -358,60 +434,146 @@ void io_unpark(struct blk_engine *e, struct blk_conn *c)
 
 /* ---- submission ---- */
 
-static void prep_data_chunk(struct blk_io *io, struct io_uring_sqe *sqe,
-			    unsigned int first, unsigned int n, uint64_t off)
+/*
+ * Neighbouring requests of one ring are merged into one I/O, as the block
+ * layer merges a loop device's: same direction, the second starting where
+ * the first ends. Requests of a pass are in ring order per connection, so
+ * a guest's sequential stream split into ring-sized pieces is read or
+ * written as one. This many segments at most go into one merged I/O.
+ */
+#define MERGE_MAX_SEGMENTS 256u
+
+static bool mergeable_op(const struct blk_io *io)
 {
-	if (blk_request_op(&io->req) == BLKIF_OP_READ)
-		io_uring_prep_readv(sqe, io->conn->fd, &io->iov[first], n, off);
-	else
-		io_uring_prep_writev(sqe, io->conn->fd, &io->iov[first], n,
-				     off);
+	uint8_t op = blk_request_op(&io->req);
+
+	return (op == BLKIF_OP_READ || op == BLKIF_OP_WRITE) &&
+	       io->req.nr_segments > 0;
 }
 
-static unsigned int data_chunks(const struct blk_io *io)
+static uint64_t data_bytes(const struct blk_io *io)
 {
-	return (io->req.nr_segments + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE;
+	uint64_t bytes = 0;
+
+	for (unsigned int i = 0; i < io->req.nr_segments; i++)
+		bytes += io->iov[i].iov_len;
+	return bytes;
+}
+
+/* Can @next ride in the I/O whose last request so far is @last? */
+static bool can_merge(const struct blk_io *last, const struct blk_io *next,
+		      unsigned int segments)
+{
+	uint32_t ss = last->conn->limits.sector_size;
+
+	return next->conn == last->conn && mergeable_op(next) &&
+	       blk_request_op(&next->req) == blk_request_op(&last->req) &&
+	       segments + next->req.nr_segments <= MERGE_MAX_SEGMENTS &&
+	       next->req.sector == last->req.sector + last->own_bytes / ss;
 }
 
 /*
- * One SQE per 1024 segments, then fdatasync for flushes and barriers,
- * linked so the sync starts only after the data is written. All of a
- * request's SQEs are taken together so a link never spans a submit.
+ * Chain the requests after @head in @list that can ride with it (they
+ * leave the list); the riders' segments are gathered into head->merge_iov.
+ * Returns the segments of the whole I/O.
+ */
+static unsigned int gather_riders(struct blk_io *head)
+{
+	struct blk_io *last = head;
+	unsigned int segments = head->req.nr_segments;
+
+	head->rider = NULL;
+	if (!mergeable_op(head))
+		return segments;
+	/* Taken the first time this request leads a merge, and kept. */
+	if (!head->merge_iov && head->next && can_merge(head, head->next, segments))
+		head->merge_iov =
+			malloc(MERGE_MAX_SEGMENTS * sizeof(*head->merge_iov));
+	if (!head->merge_iov)
+		return segments;
+	while (head->next && can_merge(last, head->next, segments)) {
+		struct blk_io *r = head->next;
+
+		head->next = r->next;
+		r->rider = NULL;
+		last->rider = r;
+		last = r;
+		segments += r->req.nr_segments;
+		r->conn->stats.merged++;
+	}
+	if (!head->rider)
+		return segments;
+	segments = 0;
+	for (struct blk_io *r = head; r; r = r->rider) {
+		memcpy(head->merge_iov + segments, r->iov,
+		       r->req.nr_segments * sizeof(*r->iov));
+		segments += r->req.nr_segments;
+	}
+	return segments;
+}
+
+static void prep_data_chunk(const struct blk_io *io, struct io_uring_sqe *sqe,
+			    const struct iovec *iov, unsigned int n,
+			    uint64_t off)
+{
+	if (blk_request_op(&io->req) == BLKIF_OP_READ)
+		io_uring_prep_readv(sqe, io->conn->fd, iov, n, off);
+	else
+		io_uring_prep_writev(sqe, io->conn->fd, iov, n, off);
+}
+
+static void prep_sync(struct blk_io *io, struct io_uring_sqe *sqe, bool link)
+{
+	io_uring_prep_fsync(sqe, io->conn->fd, IORING_FSYNC_DATASYNC);
+	io_uring_sqe_set_data(sqe, io);
+	if (link)
+		sqe->flags |= IOSQE_IO_LINK;
+}
+
+/*
+ * One SQE per 1024 segments. A flush or barrier that carries data is made
+ * durable around it, as a pre-flush and a forced-unit-access write: the
+ * writes answered before it reach stable storage before its own data is
+ * written (a journal's commit block must never land before the blocks it
+ * commits), and its data before the answer. All of a request's SQEs are
+ * linked and taken together so a link never spans a submit.
  */
 static void start_rw(struct blk_engine *e, struct blk_io *io)
 {
-	unsigned int chunks = data_chunks(io);
+	unsigned int segments = gather_riders(io);
+	const struct iovec *iov = io->rider ? io->merge_iov : io->iov;
+	unsigned int chunks = (segments + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE;
 	bool sync = blk_request_syncs(&io->req);
+	bool preflush = sync && segments > 0;
 	uint64_t off = io->req.sector * io->conn->limits.sector_size;
 	struct io_uring_sqe *sqe;
 
-	io->cqes_left = (uint8_t)(chunks + sync);
+	io->cqes_left = (uint8_t)(preflush + chunks + sync);
 	io->expect = 0;
 	io->moved = 0;
 	if (io_uring_sq_space_left(&e->uring) < io->cqes_left)
 		io_uring_submit(&e->uring);
+	if (preflush)
+		prep_sync(io, io_uring_get_sqe(&e->uring), true);
 	for (unsigned int c = 0; c < chunks; c++) {
 		unsigned int first = c * MAX_IOV_PER_SQE;
-		unsigned int n = io->req.nr_segments - first;
+		unsigned int n = segments - first;
 		uint64_t bytes = 0;
 
 		if (n > MAX_IOV_PER_SQE)
 			n = MAX_IOV_PER_SQE;
 		sqe = io_uring_get_sqe(&e->uring);
-		prep_data_chunk(io, sqe, first, n, off);
+		prep_data_chunk(io, sqe, iov + first, n, off);
 		io_uring_sqe_set_data(sqe, io);
 		if (sync || c + 1 < chunks)
 			sqe->flags |= IOSQE_IO_LINK;
 		for (unsigned int i = first; i < first + n; i++)
-			bytes += io->iov[i].iov_len;
+			bytes += iov[i].iov_len;
 		off += bytes;
 		io->expect += bytes;
 	}
-	if (sync) {
-		sqe = io_uring_get_sqe(&e->uring);
-		io_uring_prep_fsync(sqe, io->conn->fd, IORING_FSYNC_DATASYNC);
-		io_uring_sqe_set_data(sqe, io);
-	}
+	if (sync)
+		prep_sync(io, io_uring_get_sqe(&e->uring), false);
 }
 
 static void start_discard(struct blk_engine *e, struct blk_io *io)
@@ -428,10 +590,25 @@ static void start_discard(struct blk_engine *e, struct blk_io *io)
 	io_uring_sqe_set_data(sqe, io);
 }
 
+/* The end of BLK_STAGE_PREPARE: @io's I/O is about to be queued. */
+static void account_prepared(struct blk_engine *e, struct blk_io *io,
+			     uint64_t now)
+{
+	e->io_in_flight++;
+	if (!now)
+		return;
+	blk_stage_add(&io->conn->stats.stage[BLK_STAGE_PREPARE],
+		      now - io->stage_start_ns, 1);
+	io->stage_start_ns = now;
+	io->timed = true;
+}
+
 void io_start_all(struct blk_engine *e)
 {
 	struct blk_io *io, *next, *list = io_list_take_all(&e->starting);
 	int ret = blk_copy_batch_run(&e->copies, e->xgt);
+	uint64_t now = e->timing && list ? blk_now_ns() : 0;
+	struct blk_io_list ok = { 0 };
 
 	for (io = list; io; io = next) {
 		next = io->next;
@@ -442,6 +619,12 @@ void io_start_all(struct blk_engine *e)
 			io_respond(io, BLKIF_RSP_ERROR);
 			continue;
 		}
+		io->own_bytes = data_bytes(io);
+		account_prepared(e, io, now);
+		io_list_add(&ok, io);
+	}
+	/* start_rw() takes the riders it merges off the list. */
+	for (io = ok.head; io; io = io->next) {
 		if (io->req.operation == BLKIF_OP_DISCARD)
 			start_discard(e, io);
 		else
@@ -450,6 +633,19 @@ void io_start_all(struct blk_engine *e)
 }
 
 /* ---- completion ---- */
+
+/* @io's I/O is over: to the done list, its BLK_STAGE_IO timed. */
+static void finish_io(struct blk_engine *e, struct blk_io *io)
+{
+	e->io_in_flight--;
+	io->timed = io->timed && e->pass_ns;
+	if (io->timed) {
+		blk_stage_add(&io->conn->stats.stage[BLK_STAGE_IO],
+			      e->pass_ns - io->stage_start_ns, 1);
+		io->stage_start_ns = e->pass_ns;
+	}
+	io_list_add(&e->done, io);
+}
 
 void io_complete(struct blk_engine *e, struct blk_io *io, int res)
 {
@@ -466,7 +662,13 @@ void io_complete(struct blk_engine *e, struct blk_io *io, int res)
 		return;
 	if (io->moved != io->expect)
 		io->failed = true;
-	io_list_add(&e->done, io);
+	/* A merged I/O stands or falls as a whole. */
+	for (struct blk_io *r = io; r; r = r->rider) {
+		r->failed = io->failed;
+		r->efault = io->efault;
+		r->moved = io->failed ? 0 : r->own_bytes;
+		finish_io(e, r);
+	}
 }
 
 /*
@@ -478,19 +680,22 @@ static void retry_bounced(struct blk_io *io)
 {
 	struct blk_conn *c = io->conn;
 
-	io_release(io);
-	io->active = false;
-	c->nr_active--;
-	if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
-		c->barrier_active = false;
 	c->persistent = false;
 	io->failed = io->efault = false;
+	if (c->closing) {
+		/* Nothing will start it again. */
+		io_set_aside(io);
+		return;
+	}
+	io_release(io);
+	io_deactivate(io);
 	io_list_add(&c->parked, io);
 }
 
 void io_finish_done(struct blk_engine *e)
 {
 	struct blk_io *io, *next, *list = io_list_take_all(&e->done);
+	uint64_t now;
 	int ret;
 
 	if (!list)
@@ -511,11 +716,18 @@ void io_finish_done(struct blk_engine *e)
 		    queue_copies(e, io, true) < 0)
 			io->failed = true;
 	ret = blk_copy_batch_run(&e->copies, e->xgt);
+	now = e->timing ? blk_now_ns() : 0;
 
 	for (io = list; io; io = next) {
 		bool ok = !io->failed;
 
 		next = io->next;
+		io->timed = io->timed && now;
+		if (io->timed) {
+			blk_stage_add(&io->conn->stats.stage[BLK_STAGE_FINISH],
+				      now - io->stage_start_ns, 1);
+			io->stage_start_ns = now;
+		}
 		if (ok && needs_copy(io) &&
 		    blk_request_op(&io->req) == BLKIF_OP_READ)
 			ok = ret == 0 &&

@@ -9,6 +9,8 @@ libblk_libblk_la_SOURCES = \
 	libblk/bounce.h libblk/bounce.c \
 	libblk/pgrant.h libblk/pgrant.c \
 	libblk/engine.h libblk/engine-internal.h libblk/engine.c \
+	libblk/poll.h libblk/poll.c \
+	libblk/stats.h libblk/stats.c \
 	libblk/conn.c libblk/io.c \
 	libblk/xenbus.h libblk/xenbus.c
 libblk_libblk_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \

@@ -138,6 +138,15 @@ int blk_ring_next_request(struct blk_ring *ring, struct blk_request *req)
 	return 1;
 }
 
+bool blk_ring_has_requests(const struct blk_ring *ring)
+{
+	RING_IDX prod = ring->abi == BLKIF_ABI_X86_32
+				? READ_SHARED(ring->r32.sring->req_prod)
+				: READ_SHARED(ring->r64.sring->req_prod);
+
+	return prod != blk_ring_req_cons(ring);
+}
+
 void blk_ring_put_response(struct blk_ring *ring, uint64_t id,
 			   uint8_t operation, int16_t status)
 {

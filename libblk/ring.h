@@ -69,6 +69,12 @@ static inline bool blk_ring_full(const struct blk_ring *ring)
 	       blk_ring_size(ring);
 }
 
+/*
+ * A peek for pollers: does the guest's req_prod show requests not yet
+ * taken? Nothing is checked here; blk_ring_next_request() does that.
+ */
+bool blk_ring_has_requests(const struct blk_ring *ring);
+
 /* Queue a response privately; it becomes visible at the next push. */
 void blk_ring_put_response(struct blk_ring *ring, uint64_t id,
 			   uint8_t operation, int16_t status);

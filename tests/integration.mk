@@ -19,6 +19,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-readonly.sh \
 	tests/vbd-resize.sh \
 	tests/vbd-restart.sh \
+	tests/vbd-stop.sh \
 	tests/vbd-image-errors.sh \
 	tests/vbd-large-sectors.sh \
 	tests/vbd-hostile-features.sh

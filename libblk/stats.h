@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-connection counters and per-request stage timing.
+ *
+ * The counters are always kept: a handful of additions per request. Stage
+ * timing reads the clock a few times per engine pass (never per request:
+ * every request of a pass shares the pass's timestamps) and only when the
+ * engine's timing switch is on, so it can stay compiled in.
+ *
+ * A request's life in the daemon is cut into stages at the points where
+ * the engine already batches work:
+ *
+ *   PREPARE  the worker woke with the request on the ring -> its I/O was
+ *            queued: copied off the ring, checked, indirect pages read,
+ *            buffers found, data grant-copied in
+ *   IO       queued -> its completion reaped: the io_uring submit, the
+ *            host's I/O, and the worker's own wake-up
+ *   FINISH   reaped -> answered: data grant-copied out, answer written
+ *   PUBLISH  answered -> the answers pushed and the guest notified
+ *
+ * What the guest sees beyond their sum is the transport: its notification
+ * reaching the worker, and the worker's reaching the guest.
+ *
+ * Owned by the engine's thread; copied out whole for anyone else.
+ */
+#ifndef LIBBLK_STATS_H
+#define LIBBLK_STATS_H
+
+#include <stdint.h>
+
+enum blk_stat_op {
+	BLK_STAT_READ,
+	BLK_STAT_WRITE,
+	BLK_STAT_FLUSH, /* flushes and barriers */
+	BLK_STAT_DISCARD,
+	BLK_STAT_NR_OPS,
+};
+
+enum blk_stage {
+	BLK_STAGE_PREPARE,
+	BLK_STAGE_IO,
+	BLK_STAGE_FINISH,
+	BLK_STAGE_PUBLISH,
+	BLK_NR_STAGES,
+};
+
+/* Bucket b holds durations in [2^(b-1), 2^b) microseconds; 0 is < 1 us. */
+#define BLK_HIST_BUCKETS 24
+
+struct blk_stage_time {
+	uint64_t n;
+	uint64_t sum_ns;
+	uint64_t hist[BLK_HIST_BUCKETS];
+};
+
+struct blk_stats {
+	uint64_t requests[BLK_STAT_NR_OPS]; /* answered */
+	uint64_t sectors[BLK_STAT_NR_OPS]; /* 512-byte units moved */
+	uint64_t errors[BLK_STAT_NR_OPS]; /* answered with an error */
+	uint64_t rejected; /* unknown operations, answered with an error */
+	uint64_t parked_no_buffers; /* waited for bounce pages */
+	uint64_t merged; /* requests that rode in another's I/O */
+	struct blk_stage_time stage[BLK_NR_STAGES];
+};
+
+/* Add @src's counters and times to @dst (a disk's queues summed). */
+void blk_stats_add(struct blk_stats *dst, const struct blk_stats *src);
+
+/* Add @count durations of @ns nanoseconds each to @t. */
+void blk_stage_add(struct blk_stage_time *t, uint64_t ns, uint64_t count);
+
+/* The median of @t in microseconds, from its histogram (0 when empty). */
+double blk_stage_p50_us(const struct blk_stage_time *t);
+
+/* Mean in microseconds (0 when empty). */
+double blk_stage_mean_us(const struct blk_stage_time *t);
+
+const char *blk_stage_name(enum blk_stage s);
+const char *blk_stat_op_name(enum blk_stat_op op);
+
+#endif /* LIBBLK_STATS_H */
