@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The device state machine of the xenstore contract (DESIGN.md): every
+ * The device state machine (docs/architecture.md, xenstore contract): every
  * watch event re-reads what xenstore says about a device and moves it to
  * where it should be. Doing the same work twice is harmless, so coalesced
  * or repeated watch events need no special care.
@@ -569,7 +569,7 @@ static void vbd_reconcile(struct vbd *v)
 	}
 	fe_state = vbd_frontend_state(v);
 
-	/* The toolstack unplugs: Closing with online=0 (DESIGN.md, 6). */
+	/* The toolstack unplugs: Closing, online=0 (docs/architecture.md). */
 	if (be_state == XenbusStateClosing && !vbd_online(v) &&
 	    fe_state != XenbusStateInitialised &&
 	    fe_state != XenbusStateConnected) {

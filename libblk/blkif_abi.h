@@ -146,38 +146,47 @@ DEFINE_RING_TYPES(blkif_x86_32, union blkif_x86_32_slot,
 DEFINE_RING_TYPES(blkif_x86_64, union blkif_x86_64_slot,
 		  struct blkif_x86_64_response);
 
-_Static_assert(sizeof(struct blkif_x86_32_request) == 108, "x86_32 request");
-_Static_assert(offsetof(struct blkif_x86_32_request, id) == 4, "x86_32 id");
-_Static_assert(offsetof(struct blkif_x86_32_request, sector_number) == 12, "x86"
-									   "_32"
-									   " se"
-									   "cto"
-									   "r");
-_Static_assert(sizeof(struct blkif_x86_32_request_discard) == 28, "x86_32 "
-								  "discard");
-_Static_assert(sizeof(struct blkif_x86_32_request_indirect) == 64, "x86_32 "
-								   "indirect");
-_Static_assert(offsetof(struct blkif_x86_32_request_indirect, indirect_grefs) ==
-		       24,
-	       "x86_32 indirect grefs");
-_Static_assert(sizeof(struct blkif_x86_32_response) == 12, "x86_32 response");
-_Static_assert(sizeof(union blkif_x86_32_slot) == 108, "x86_32 slot");
+/*
+ * The sizes and offsets the guest kernels use. clang-format is kept off
+ * this block: to fit 80 columns it splits string literals, and it had torn
+ * these messages into pieces such as "x86" "_32" " se" "cto" "r".
+ */
+/* clang-format off */
+_Static_assert(sizeof(struct blkif_x86_32_request) == 108,
+	       "x86_32 request size");
+_Static_assert(offsetof(struct blkif_x86_32_request, id) == 4,
+	       "x86_32 request id offset");
+_Static_assert(offsetof(struct blkif_x86_32_request, sector_number) == 12,
+	       "x86_32 request sector_number offset");
+_Static_assert(sizeof(struct blkif_x86_32_request_discard) == 28,
+	       "x86_32 discard request size");
+_Static_assert(sizeof(struct blkif_x86_32_request_indirect) == 64,
+	       "x86_32 indirect request size");
+_Static_assert(offsetof(struct blkif_x86_32_request_indirect,
+			indirect_grefs) == 24,
+	       "x86_32 indirect request indirect_grefs offset");
+_Static_assert(sizeof(struct blkif_x86_32_response) == 12,
+	       "x86_32 response size");
+_Static_assert(sizeof(union blkif_x86_32_slot) == 108,
+	       "x86_32 ring slot size");
 
-_Static_assert(sizeof(struct blkif_x86_64_request) == 112, "x86_64 request");
-_Static_assert(offsetof(struct blkif_x86_64_request, id) == 8, "x86_64 id");
-_Static_assert(offsetof(struct blkif_x86_64_request, sector_number) == 16, "x86"
-									   "_64"
-									   " se"
-									   "cto"
-									   "r");
-_Static_assert(sizeof(struct blkif_x86_64_request_discard) == 32, "x86_64 "
-								  "discard");
-_Static_assert(sizeof(struct blkif_x86_64_request_indirect) == 64, "x86_64 "
-								   "indirect");
-_Static_assert(offsetof(struct blkif_x86_64_request_indirect, indirect_grefs) ==
-		       28,
-	       "x86_64 indirect grefs");
-_Static_assert(sizeof(struct blkif_x86_64_response) == 16, "x86_64 response");
-_Static_assert(sizeof(union blkif_x86_64_slot) == 112, "x86_64 slot");
+_Static_assert(sizeof(struct blkif_x86_64_request) == 112,
+	       "x86_64 request size");
+_Static_assert(offsetof(struct blkif_x86_64_request, id) == 8,
+	       "x86_64 request id offset");
+_Static_assert(offsetof(struct blkif_x86_64_request, sector_number) == 16,
+	       "x86_64 request sector_number offset");
+_Static_assert(sizeof(struct blkif_x86_64_request_discard) == 32,
+	       "x86_64 discard request size");
+_Static_assert(sizeof(struct blkif_x86_64_request_indirect) == 64,
+	       "x86_64 indirect request size");
+_Static_assert(offsetof(struct blkif_x86_64_request_indirect,
+			indirect_grefs) == 28,
+	       "x86_64 indirect request indirect_grefs offset");
+_Static_assert(sizeof(struct blkif_x86_64_response) == 16,
+	       "x86_64 response size");
+_Static_assert(sizeof(union blkif_x86_64_slot) == 112,
+	       "x86_64 ring slot size");
+/* clang-format on */
 
 #endif /* BLKBACKD_BLKIF_ABI_H */

@@ -5,32 +5,13 @@
 # that a missing daemon is reported as a skipped arm with exit status 1,
 # that bad usage exits 2, and that an interrupted run leaves no processes,
 # loop devices or files behind.
-set -u
+. "$top_srcdir/tests/lib.sh"
 
-T=bench-smoke
-: "${top_builddir:?run through make check (top_builddir unset)}"
 BENCH=$top_builddir/tools/bench/blkback-bench
-WORK=
-
-note() { printf '%s: %s\n' "$T" "$*"; }
-skip() {
-	printf 'SKIP: %s: %s\n' "$T" "$*"
-	exit 77
-}
-fail() {
-	printf 'FAIL: %s: %s\n' "$T" "$*" >&2
-	for f in "$WORK"/*.err; do
-		[ -s "$f" ] && { echo "--- $f"; tail -n 30 "$f"; } >&2
-	done
-	exit 1
-}
-
 [ -x "$BENCH" ] || fail "blkback-bench not built at $BENCH"
-[ -x "${XENSTORED_BIN:-}" ] || skip "no xenstored (install xen-utils-4.17)"
-command -v python3 >/dev/null || skip "no python3 to check the JSON with"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-$T.XXXXXX") || fail "mktemp"
-trap 'rm -rf "$WORK"' EXIT
-trap 'exit 1' INT TERM HUP
+requires_xenstored
+requires python3
+scratch_dir
 
 # The loop arms need root and /dev/loop-control; without them they are
 # left out here (their skip path is what the missing-daemon case tests).
@@ -193,11 +174,7 @@ grep -q interrupted "$WORK/int.err" || fail "no message on interruption"
 ls -d "$WORK"/blkback-bench.* >/dev/null 2>&1 &&
 	fail "interrupted: the work directory is still there"
 # Gone, or a zombie waiting for init (its parent script has exited).
-xs_state=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$xs_pid/stat" 2>/dev/null)
-case ${xs_state:-Z} in
-Z) ;;
-*) fail "interrupted: xenstored $xs_pid lives on (state $xs_state)" ;;
-esac
+pid_alive "$xs_pid" && fail "interrupted: xenstored $xs_pid lives on"
 if command -v losetup >/dev/null && losetup -a 2>/dev/null | grep -q "$WORK"; then
 	fail "interrupted: loop devices left: $(losetup -a | grep "$WORK")"
 fi

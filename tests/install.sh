@@ -2,15 +2,9 @@
 # `make install DESTDIR=...` puts the daemon, the hotplug script, the systemd
 # unit and the man pages where a Xen host expects them, with the right
 # modes, and the installed unit starts the installed daemon.
+. "$top_srcdir/tests/lib.sh"
 
-: "${top_builddir:?run this test through make check}"
 make=${MAKE:-make}
-
-fails=0
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # make in the build tree, detached from the make running this test (its
 # flags would add directory messages and jobserver warnings).
@@ -27,16 +21,10 @@ print-var:
 MK
 }
 
-dest=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-install.XXXXXX") || exit 99
-trap 'rm -rf "$dest"' EXIT
-
-if ! build_make install DESTDIR="$dest" >"$dest.log" 2>&1; then
-	cat "$dest.log" >&2
-	rm -f "$dest.log"
-	echo "FAIL: make install DESTDIR=$dest" >&2
-	exit 1
-fi
-rm -f "$dest.log"
+scratch_dir
+dest=$WORK/root
+build_make install DESTDIR="$dest" >"$WORK/install.log" 2>&1 ||
+	fail "make install DESTDIR=$dest"
 
 sbindir=$(make_var sbindir)
 xenscriptdir=$(make_var xenscriptdir)
@@ -45,25 +33,24 @@ mandir=$(make_var mandir)
 for d in "$sbindir" "$xenscriptdir" "$unitdir" "$mandir"; do
 	case $d in
 	/*) ;;
-	*) echo "ERROR: could not read the install directories ($d)" >&2
-	   exit 99 ;;
+	*) hard_error "could not read the install directories ($d)" ;;
 	esac
 done
 
 # expect_file PATH MODE: PATH exists under DESTDIR with octal mode MODE.
 expect_file() {
 	if [ ! -f "$dest$1" ]; then
-		fail "$1 was not installed"
+		fail_later "$1 was not installed"
 		return
 	fi
 	mode=$(stat -c %a "$dest$1")
-	[ "$mode" = "$2" ] || fail "$1 has mode $mode, expected $2"
+	[ "$mode" = "$2" ] || fail_later "$1 has mode $mode, expected $2"
 }
 
 daemon=$sbindir/blkbackd
 case " $(make_var sbin_PROGRAMS) " in
 *" blkbackd/blkbackd "*) expect_file "$daemon" 755 ;;
-*) fail "sbin_PROGRAMS does not list blkbackd/blkbackd (blkbackd/local.mk)" ;;
+*) fail_later "sbin_PROGRAMS does not list blkbackd/blkbackd (blkbackd/local.mk)" ;;
 esac
 expect_file "$xenscriptdir/blkbackd" 755
 expect_file "$unitdir/blkbackd.service" 644
@@ -74,18 +61,17 @@ unit=$dest$unitdir/blkbackd.service
 if [ -f "$unit" ]; then
 	exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 	[ "$exec_start" = "$daemon" ] ||
-		fail "unit has ExecStart=$exec_start, expected $daemon"
-	grep -q '@[a-z]*@' "$unit" && fail "unit has unsubstituted @vars@"
-	grep -qx 'Type=notify' "$unit" || fail "unit is not Type=notify"
+		fail_later "unit has ExecStart=$exec_start, expected $daemon"
+	grep -q '@[a-z]*@' "$unit" && fail_later "unit has unsubstituted @vars@"
+	grep -qx 'Type=notify' "$unit" || fail_later "unit is not Type=notify"
 fi
 
 # The installed script is the one that runs: it must be a POSIX sh script.
 script=$dest$xenscriptdir/blkbackd
 if [ -f "$script" ]; then
 	head -n 1 "$script" | grep -qx '#!/bin/sh' ||
-		fail "hotplug script does not start with #!/bin/sh"
-	sh -n "$script" || fail "hotplug script has syntax errors"
+		fail_later "hotplug script does not start with #!/bin/sh"
+	sh -n "$script" || fail_later "hotplug script has syntax errors"
 fi
 
-[ "$fails" -eq 0 ] || exit 1
-echo "install layout OK under $dest"
+finish "install layout OK under $dest"

@@ -1,9 +1,14 @@
-# Shared helpers for the integration tests (sourced, POSIX sh).
+# Shared helpers for the shell tests (sourced, POSIX sh).
 #
-# Each test gets its own simulated host (the real xenstored under the
-# xensim shim) in a mktemp directory, runs the real daemon binary from the
-# build tree against it, and tears everything down from an EXIT trap. Set
-# KEEP=1 to keep the directory for inspection.
+# Outcomes, as automake reads the exit status: fail exits 1 at once;
+# fail_later reports and goes on, and finish then exits 1 or 0; skip and
+# requires exit 77 (the test cannot run here, and says why); hard_error
+# exits 99 (the test's own set-up broke).
+#
+# Tests that need a simulated host get their own (the real xenstored under
+# the xensim shim) in a scratch directory, run the real daemon binary from
+# the build tree against it, and tear everything down from an EXIT trap.
+# Set KEEP=1 to keep the directory for inspection.
 
 set -u
 
@@ -12,6 +17,7 @@ T=$(basename "$0" .sh)
 : "${top_srcdir:?run through make check (top_srcdir unset)}"
 
 XS_TOOLS=$top_builddir/tools/xensim
+XENSIM_HOST=$XS_TOOLS/xensim-host
 TOOLSTACK=$XS_TOOLS/xensim-toolstack
 BLKFRONT=$XS_TOOLS/xensim-blkfront
 BLKBACKD=${BLKBACKD:-$top_builddir/blkbackd/blkbackd}
@@ -21,7 +27,10 @@ CACHESTAT=$top_builddir/tests/it-cachestat
 WORK=
 DAEMON_PID=
 BG_PIDS=
-HOST_UP=
+SIM_HOSTS=
+FAILED=0
+
+# ---- outcomes ----
 
 note() { printf '%s: %s\n' "$T" "$*"; }
 
@@ -45,6 +54,55 @@ fail() {
 	exit 1
 }
 
+# fail_later MESSAGE: report a failed check and go on with the others.
+fail_later() {
+	printf 'FAIL: %s: %s\n' "$T" "$*" >&2
+	FAILED=$((FAILED + 1))
+}
+
+# finish [MESSAGE]: exit 1 if a check failed (fail_later), else say
+# MESSAGE and exit 0.
+finish() {
+	[ "$FAILED" -eq 0 ] || fail "$FAILED check(s) failed"
+	[ $# -eq 0 ] || note "$*"
+	exit 0
+}
+
+# hard_error MESSAGE: the test could not set itself up.
+hard_error() {
+	printf 'ERROR: %s: %s\n' "$T" "$*" >&2
+	dump_logs >&2
+	exit 99
+}
+
+# ---- what this machine must have ----
+
+# The Debian package that installs TOOL, when a test names one it knows.
+package_of() {
+	case $1 in
+	xenstore-*) echo xenstore-utils ;;
+	python3) echo python3 ;;
+	cmp | diff) echo diffutils ;;
+	losetup | blockdev) echo util-linux ;;
+	esac
+}
+
+# requires TOOL...: skip the test, saying what to install, unless every
+# TOOL is on PATH.
+requires() {
+	for req_tool in "$@"; do
+		command -v "$req_tool" >/dev/null 2>&1 && continue
+		req_pkg=$(package_of "$req_tool")
+		skip "no $req_tool${req_pkg:+ (install $req_pkg)}"
+	done
+}
+
+# requires_xenstored: skip unless the xenstored configure found is there.
+requires_xenstored() {
+	[ -x "${XENSTORED_BIN:-}" ] ||
+		skip "no xenstored (install xen-utils-4.17)"
+}
+
 # A tool of the simulated hypervisor: a build-tree program, else a script.
 hv_tool() {
 	for t in "$XS_TOOLS/$1" "$top_srcdir/tools/xensim/$1"; do
@@ -56,6 +114,8 @@ hv_tool() {
 	return 1
 }
 
+# ---- the scratch directory and what the EXIT trap undoes ----
+
 cleanup() {
 	rc=$?
 	trap - EXIT
@@ -66,7 +126,9 @@ cleanup() {
 		kill "$DAEMON_PID" 2>/dev/null
 		wait "$DAEMON_PID" 2>/dev/null
 	fi
-	[ -n "$HOST_UP" ] && "$XENSIM_HOST" stop "$WORK/host" >/dev/null 2>&1
+	for h in $SIM_HOSTS; do
+		"$XENSIM_HOST" stop "$WORK/$h" >/dev/null 2>&1
+	done
 	if [ -n "${KEEP:-}" ]; then
 		note "kept $WORK"
 	elif [ -n "$WORK" ]; then
@@ -75,24 +137,38 @@ cleanup() {
 	exit "$rc"
 }
 
+# scratch_dir: $WORK, a new directory that the EXIT trap removes together
+# with everything started in it: the processes in BG_PIDS, the daemon, and
+# the simulated hosts named (relative to $WORK) in SIM_HOSTS.
+scratch_dir() {
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-$T.XXXXXX") ||
+		hard_error "mktemp failed"
+	trap cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+}
+
+# pid_alive PID: PID runs and is not a zombie.
+pid_alive() {
+	pid_state=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null) ||
+		return 1
+	[ -n "$pid_state" ] && [ "$pid_state" != Z ]
+}
+
+# ---- the simulated host ----
+
 # Start a simulated host; skip when a piece this machine lacks is missing.
 xensim_setup() {
-	[ -x "${XENSTORED_BIN:-}" ] ||
-		skip "no xenstored (install xen-utils-4.17)"
+	requires_xenstored
 	XENSIM_HOST=$(hv_tool xensim-host) || skip "xensim-host not built"
 	XENSIM_STAT=$(hv_tool xensim-stat) || skip "xensim-stat not built"
 	[ -x "$TOOLSTACK" ] && [ -x "$BLKFRONT" ] ||
 		fail "xensim guest tools not built in $XS_TOOLS"
 	[ -x "$BLKBACKD" ] || skip "daemon not built at $BLKBACKD"
-	command -v xenstore-read >/dev/null ||
-		skip "no xenstore-read (install xenstore-utils)"
-	WORK=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-$T.XXXXXX") ||
-		fail "mktemp failed"
-	trap cleanup EXIT
-	trap 'exit 1' INT TERM HUP
+	requires xenstore-read
+	scratch_dir
 	XENSTORED_BIN=$XENSTORED_BIN "$XENSIM_HOST" start "$WORK/host" \
 		>"$WORK/host.log" 2>&1 || fail "xensim-host start failed"
-	HOST_UP=1
+	SIM_HOSTS=host
 	# shellcheck disable=SC1091
 	. "$WORK/host/env" || fail "no $WORK/host/env"
 	export XENSIM_DIR XENSTORED_PATH XENSIM_LIBDIR
@@ -104,6 +180,8 @@ xensim_setup() {
 		SCRIPT_OPT=--no-script
 	fi
 }
+
+# ---- the daemon ----
 
 # Start blkbackd with extra options; its stderr goes to blkbackd.log.
 start_daemon() {
@@ -119,6 +197,31 @@ daemon_alive() {
 assert_daemon_alive() {
 	daemon_alive || fail "blkbackd died"
 }
+
+# assert_still_serving DOMID [SIZE]: the daemon lives and serves a new
+# guest DOMID (with a SIZE image, 4M unless given) verified I/O.
+assert_still_serving() {
+	assert_daemon_alive
+	guest "$1" "${2:-4M}"
+	attach "$1"
+	blkfront "$1" --ops 300 --verify >/dev/null
+	assert_daemon_alive
+}
+
+# stop_daemon [SIGNAL]: stop blkbackd (with SIGTERM unless told) and reap it.
+stop_daemon() {
+	kill -"${1:-TERM}" "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+
+# restart_daemon ARGS...: stop blkbackd and start it with these options.
+restart_daemon() {
+	stop_daemon
+	start_daemon "$@"
+}
+
+# ---- xenstore ----
 
 be_path() { echo "/local/domain/0/backend/vbd/$1/${2:-51712}"; }
 fe_path() { echo "/local/domain/$1/device/vbd/${2:-51712}"; }
@@ -180,6 +283,13 @@ detach() {
 		>>"$WORK/toolstack.log" 2>&1 || fail "detach dom $d $v failed"
 }
 
+# write_pattern FILE SECTORS SEED: what a verified workload with SEED
+# leaves in the first SECTORS sectors of an image.
+write_pattern() {
+	"$BLKFRONT" --dump-pattern "$2" --seed "$3" >"$1" ||
+		fail "dump-pattern failed"
+}
+
 # blkfront DOMID ARGS...: a run that must succeed; output in front-D.out
 blkfront() {
 	d=$1
@@ -191,27 +301,72 @@ blkfront() {
 	cat "$WORK/front-$d.out"
 }
 
+# blkfront_bg DOMID ARGS...: a run in the background, output in
+# front-DOMID.out; its pid is BG_PID, killed at exit if it still runs.
+blkfront_bg() {
+	bg_domid=$1
+	shift
+	# Emptied here, not by the child's redirection, so that nothing waiting
+	# for a line of it reads the previous run's output.
+	: >"$WORK/front-$bg_domid.out"
+	"$BLKFRONT" --domid "$bg_domid" "$@" >"$WORK/front-$bg_domid.out" \
+		2>&1 &
+	BG_PID=$!
+	BG_PIDS="$BG_PIDS $BG_PID"
+}
+
+# blkfront_wait DOMID PID [WHAT]: that background run must succeed, or the
+# test fails with WHAT.
+blkfront_wait() {
+	wait "$2" || {
+		cat "$WORK/front-$1.out" >&2
+		fail "${3:-xensim-blkfront on dom $1 failed}"
+	}
+}
+
+# blkfront_refused DOMID ARGS...: a run the backend must refuse to connect:
+# the frontend says "connect failed", and the backend is at Closing (or
+# Closed, once the frontend closed too) with an error node.
+blkfront_refused() {
+	bad_domid=$1
+	shift
+	bad_out=$WORK/refused-$bad_domid.out
+	bad_be=$(be_path "$bad_domid")
+	"$BLKFRONT" --domid "$bad_domid" "$@" >"$bad_out" 2>&1 &&
+		fail "dom $bad_domid was served with $*"
+	grep -q "connect failed" "$bad_out" ||
+		fail "dom $bad_domid with $*: unexpected failure:" \
+			"$(cat "$bad_out")"
+	bad_state=$(xs_read "$bad_be/state")
+	case $bad_state in
+	5 | 6) ;;
+	*) fail "dom $bad_domid with $*: backend state '$bad_state'" ;;
+	esac
+	xs_read "$bad_be/error" >/dev/null ||
+		fail "dom $bad_domid with $*: no error node"
+}
+
 # hold_start DOMID ARGS...: a blkfront in the background whose stdin is
 # fd 3 of this shell (write a line to go on, close it to end).
 hold_start() {
-	d=$1
+	HOLD_DOMID=$1
 	shift
-	rm -f "$WORK/in-$d"
-	mkfifo "$WORK/in-$d" || fail "mkfifo"
+	rm -f "$WORK/in-$HOLD_DOMID"
+	mkfifo "$WORK/in-$HOLD_DOMID" || fail "mkfifo"
 	# Emptied here, not by the child's redirection, so hold_wait never
 	# reads the previous run's output.
-	: >"$WORK/front-$d.out"
-	"$BLKFRONT" --domid "$d" "$@" <"$WORK/in-$d" >"$WORK/front-$d.out" \
-		2>&1 &
+	: >"$WORK/front-$HOLD_DOMID.out"
+	"$BLKFRONT" --domid "$HOLD_DOMID" "$@" <"$WORK/in-$HOLD_DOMID" \
+		>"$WORK/front-$HOLD_DOMID.out" 2>&1 &
 	HOLD_PID=$!
 	BG_PIDS="$BG_PIDS $HOLD_PID"
-	exec 3>"$WORK/in-$d"
+	exec 3>"$WORK/in-$HOLD_DOMID"
 }
 
 # hold_wait WORD SECONDS: wait for the held guest to print WORD, or fail.
 hold_wait() {
-	wait_file_line "$WORK/front-$d.out" "$1" "$2" || {
-		cat "$WORK/front-$d.out" >&2
+	wait_file_line "$WORK/front-$HOLD_DOMID.out" "$1" "$2" || {
+		cat "$WORK/front-$HOLD_DOMID.out" >&2
 		fail "guest did not print $1 within $2 s"
 	}
 }
@@ -219,10 +374,7 @@ hold_wait() {
 # hold_end: let the held guest go on and finish; it must succeed.
 hold_end() {
 	exec 3>&-
-	wait "$HOLD_PID" || {
-		cat "$WORK/front-$d.out" >&2
-		fail "held guest failed"
-	}
+	blkfront_wait "$HOLD_DOMID" "$HOLD_PID" "held guest failed"
 }
 
 # connected_line DOMID: the frontend's "connected: ..." line of its last run

@@ -8,8 +8,7 @@ xensim_setup
 start_daemon
 
 sectors=$((4 * 2048))
-"$BLKFRONT" --dump-pattern "$sectors" --seed 11 >"$WORK/expected" ||
-	fail "dump-pattern failed"
+write_pattern "$WORK/expected" "$sectors" 11
 d=1
 for abi in x86_64 x86_32 none; do
 	guest $d 4M

@@ -1,6 +1,6 @@
 #!/bin/sh
 # After a guest connects, the backend and frontend nodes follow the blkif
-# contract (DESIGN.md): state 4, sectors = image size / 512, info,
+# contract (docs/architecture.md): state 4, sectors = image size / 512, info,
 # sector-size=512, physical-sector-size, feature-flush-cache=1, and the
 # hotplug script has reported in.
 . "$top_srcdir/tests/lib.sh"

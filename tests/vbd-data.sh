@@ -17,8 +17,7 @@ guest 1 "$size"
 attach 1
 blkfront 1 --fill --partial --bs 45056 --depth 16 --ops 200 --verify \
 	--seed 7 --check partial-segments --check full-11-segments
-"$BLKFRONT" --dump-pattern "$sectors" --seed 7 >"$WORK/expected-7" ||
-	fail "dump-pattern failed"
+write_pattern "$WORK/expected-7" "$sectors" 7
 # The checks wrote their own data with the same seed, so the whole image
 # must equal the pattern.
 cmp "$WORK/expected-7" "$WORK/d1.img" ||
@@ -27,8 +26,7 @@ detach 1
 
 # Host → guest: the host writes pattern 99, the guest reads and verifies.
 guest 2 "$size"
-"$BLKFRONT" --dump-pattern "$sectors" --seed 99 >"$WORK/d2.img" ||
-	fail "dump-pattern failed"
+write_pattern "$WORK/d2.img" "$sectors" 99
 attach 2
 blkfront 2 --preexisting --seed 99 --bs 4096 --depth 8 --ops 500 \
 	--sequential

@@ -6,10 +6,10 @@
 XENSIM=$top_builddir/tools/xensim/xensim
 [ -x "$XENSIM" ] || fail "tools/xensim/xensim not built"
 [ -x "$BLKBACKD" ] || skip "daemon not built at $BLKBACKD"
-[ -x "${XENSTORED_BIN:-}" ] || skip "no xenstored (install xen-utils-4.17)"
+requires_xenstored
 hv_tool xensim-host >/dev/null || skip "xensim-host not built"
-out=$(mktemp) || fail "mktemp"
-trap 'rm -f "$out"' EXIT
+scratch_dir
+out=$WORK/xensim.out
 "$XENSIM" run --guests 4 --size 32M --seconds 3 --depth 16 >"$out" 2>&1
 rc=$?
 cat "$out"

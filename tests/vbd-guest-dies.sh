@@ -11,14 +11,10 @@ guest 2 32M
 attach 1
 attach 2
 
-"$BLKFRONT" --domid 1 --seconds 60 --depth 32 --bs 45056 \
-	>"$WORK/front-1.out" 2>&1 &
-victim=$!
-BG_PIDS="$BG_PIDS $victim"
-"$BLKFRONT" --domid 2 --seconds 6 --depth 8 --verify \
-	>"$WORK/front-2.out" 2>&1 &
-survivor=$!
-BG_PIDS="$BG_PIDS $survivor"
+blkfront_bg 1 --seconds 60 --depth 32 --bs 45056
+victim=$BG_PID
+blkfront_bg 2 --seconds 6 --depth 8 --verify
+survivor=$BG_PID
 
 wait_node "$(be_path 1)/state" 4 15 || fail "guest 1 did not connect"
 sleep 1
@@ -33,15 +29,9 @@ wait_released 1 5 ||
 kill "$victim" 2>/dev/null
 assert_daemon_alive
 
-wait "$survivor" || {
-	cat "$WORK/front-2.out" >&2
-	fail "the other guest failed while dom 1 died"
-}
+blkfront_wait 2 "$survivor" "the other guest failed while dom 1 died"
 grep -q "verified OK" "$WORK/front-2.out" || fail "guest 2 not verified"
 
 # A guest that arrives afterwards is served too.
-guest 3 8M
-attach 3
-blkfront 3 --ops 300 --verify >/dev/null
-assert_daemon_alive
+assert_still_serving 3 8M
 exit 0

@@ -8,15 +8,9 @@
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 
-restart_daemon() {
-	kill "$DAEMON_PID" && wait "$DAEMON_PID"
-	start_daemon "$@"
-}
-
 size=64M
 sectors=$((64 * 2048))
-"$BLKFRONT" --dump-pattern "$sectors" --seed 21 >"$WORK/expected" ||
-	fail "dump-pattern failed"
+write_pattern "$WORK/expected" "$sectors" 21
 
 # 1. The default offer: 256 segments.
 start_daemon

@@ -6,7 +6,7 @@
 # guest and on the device byte for byte.
 . "$top_srcdir/tests/lib.sh"
 
-command -v losetup >/dev/null || skip "no losetup"
+requires losetup blockdev
 [ "$(id -u)" -eq 0 ] || skip "losetup needs root"
 xensim_setup
 LOOP=
@@ -29,8 +29,7 @@ assert_node "$(be_path 1)/sector-size" 4096
 pss=$(xs_read "$(be_path 1)/physical-sector-size")
 [ $((pss % 4096)) -eq 0 ] || fail "physical-sector-size $pss"
 grep -q "verified OK" "$WORK/front-1.out" || fail "not verified"
-"$BLKFRONT" --dump-pattern $((16 * 2048)) --seed 44 >"$WORK/expected" ||
-	fail "dump-pattern failed"
+write_pattern "$WORK/expected" $((16 * 2048)) 44
 cmp "$WORK/expected" "$LOOP" || fail "the device differs from the pattern"
 detach 1
 

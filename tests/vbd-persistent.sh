@@ -9,8 +9,7 @@ xensim_setup
 start_daemon
 
 sectors=$((16 * 2048))
-"$BLKFRONT" --dump-pattern "$sectors" --seed 4 >"$WORK/expected" ||
-	fail "dump-pattern failed"
+write_pattern "$WORK/expected" "$sectors" 4
 guest 1 16M
 attach 1
 fe=$(fe_path 1)
@@ -55,8 +54,7 @@ detach 1
 wait_released 1 5 || fail "grants still mapped after detach: $(stat_of 1)"
 
 # The daemon offering none: the frontend's yes is not taken up.
-kill "$DAEMON_PID" && wait "$DAEMON_PID"
-start_daemon --persistent-grants no
+restart_daemon --persistent-grants no
 attach 1
 assert_node "$(be_path 1)/feature-persistent" 0
 blkfront 1 --ops 500 --verify --preexisting --seed 4 >/dev/null

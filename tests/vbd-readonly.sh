@@ -9,8 +9,7 @@ start_daemon
 
 sectors=$((4 * 2048))
 guest 1 4M
-"$BLKFRONT" --dump-pattern "$sectors" --seed 31 >"$WORK/d1.img" ||
-	fail "dump-pattern failed"
+write_pattern "$WORK/d1.img" "$sectors" 31
 cp "$WORK/d1.img" "$WORK/expected"
 "$TOOLSTACK" attach 1 "$WORK/d1.img" xvda --mode r $SCRIPT_OPT \
 	>>"$WORK/toolstack.log" 2>&1 || fail "read-only attach failed"

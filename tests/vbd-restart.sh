@@ -10,25 +10,19 @@ start_daemon
 guest 1 64M
 attach 1
 
-"$BLKFRONT" --domid 1 --seconds 8 --depth 16 --verify \
-	>"$WORK/front-1.out" 2>&1 &
-front=$!
-BG_PIDS="$BG_PIDS $front"
+blkfront_bg 1 --seconds 8 --depth 16 --verify
+front=$BG_PID
 
 wait_node "$(be_path 1)/state" 4 15 || fail "guest 1 did not connect"
 sleep 2
-kill -KILL "$DAEMON_PID"
-wait "$DAEMON_PID" 2>/dev/null
+stop_daemon KILL
 note "daemon killed with the guest's I/O in flight"
 sleep 0.5
 start_daemon
 wait_file_line "$WORK/blkbackd.log" "vbd 1/51712: connected" 10 ||
 	fail "the restarted daemon did not reconnect the running guest"
 
-wait "$front" || {
-	cat "$WORK/front-1.out" >&2
-	fail "the guest's workload failed across the restart"
-}
+blkfront_wait 1 "$front" "the guest's workload failed across the restart"
 grep -q "verified OK" "$WORK/front-1.out" || fail "guest 1 not verified"
 [ "$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")" -ge 2 ] ||
 	fail "expected a connect by each daemon instance"

@@ -5,46 +5,27 @@
 # introduce/release work against it, xensim-stat reports, a binary linked
 # against the real libxengnttab/libxenevtchn loads the fakes without a
 # version warning, and stop leaves no process and no directory behind.
-set -u
+. "$top_srcdir/tests/lib.sh"
 
-: "${top_builddir:=..}"
-host=$top_builddir/tools/xensim/xensim-host
-XENSTORED_BIN=${XENSTORED_BIN:-/usr/lib/xen-4.17/bin/xenstored}
+# The build tree's xensim-host is the subject here, not a tool.
+host=$XENSIM_HOST
+[ -x "$host" ] || fail "xensim-host not built at $host"
+requires_xenstored
 export XENSTORED_BIN
+requires xenstore-write xenstore-read xenstore-exists
+scratch_dir
+SIM_HOSTS="host bad"
 
-if [ ! -x "$XENSTORED_BIN" ]; then
-	echo "SKIP: no xenstored at '$XENSTORED_BIN' (apt-get install xen-utils-4.17)"
-	exit 77
-fi
-if ! command -v xenstore-write >/dev/null; then
-	echo "SKIP: no xenstore-write (apt-get install xenstore-utils)"
-	exit 77
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/xensim-host.XXXXXX") || exit 1
-trap '"$host" stop "$work/host" >/dev/null 2>&1; "$host" stop "$work/bad" >/dev/null 2>&1; rm -rf "$work"' EXIT
-trap 'exit 1' INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-alive() {
-	kill -0 "$1" 2>/dev/null &&
-		! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
-}
-
-"$host" start "$work/host" || fail "xensim-host start"
-[ -r "$work/host/env" ] || fail "no env file"
-. "$work/host/env"
-[ "$XENSIM_DIR" = "$(cd "$work/host" && pwd)" ] || fail "XENSIM_DIR=$XENSIM_DIR"
+"$host" start "$WORK/host" || fail "xensim-host start"
+[ -r "$WORK/host/env" ] || fail "no env file"
+. "$WORK/host/env"
+[ "$XENSIM_DIR" = "$(cd "$WORK/host" && pwd)" ] || fail "XENSIM_DIR=$XENSIM_DIR"
 [ -S "$XENSTORED_PATH" ] || fail "no xenstored socket at $XENSTORED_PATH"
 [ -e "$XENSIM_LIBDIR/libxengnttab.so.1" ] || fail "XENSIM_LIBDIR=$XENSIM_LIBDIR"
 pid=$(cat "$XENSIM_DIR/xenstored.pid")
-alive "$pid" || fail "xenstored ($pid) not running"
+pid_alive "$pid" || fail "xenstored ($pid) not running"
 
-"$host" start "$work/host" 2>/dev/null && fail "second start on a running host"
+"$host" start "$WORK/host" 2>/dev/null && fail "second start on a running host"
 
 xenstore-write /hello world || fail "xenstore-write"
 [ "$(xenstore-read /hello)" = world ] || fail "xenstore-read"
@@ -70,18 +51,17 @@ LD_LIBRARY_PATH=$XENSIM_LIBDIR ldd "$top_builddir/tests/xensim-reallink" |
 	grep "libxengnttab.so.1 => $XENSIM_LIBDIR/" >/dev/null ||
 	fail "the fake libxengnttab was not the one loaded"
 
-"$host" stop "$work/host" || fail "xensim-host stop"
-[ ! -e "$work/host" ] || fail "stop left $work/host"
+"$host" stop "$WORK/host" || fail "xensim-host stop"
+[ ! -e "$WORK/host" ] || fail "stop left $WORK/host"
 sleep 0.2
-alive "$pid" && fail "xenstored ($pid) survived stop"
-"$host" stop "$work/host" || fail "stop is not idempotent"
+pid_alive "$pid" && fail "xenstored ($pid) survived stop"
+"$host" stop "$WORK/host" || fail "stop is not idempotent"
 
 # A xenstored that cannot start gives a clear error, and stop cleans up.
-XENSTORED_BIN=/bin/false "$host" start "$work/bad" 2>"$work/err" &&
+XENSTORED_BIN=/bin/false "$host" start "$WORK/bad" 2>"$WORK/err" &&
 	fail "start with a broken xenstored succeeded"
-grep -q "xenstored" "$work/err" || fail "unclear error: $(cat "$work/err")"
-"$host" stop "$work/bad" || fail "stop after a failed start"
-[ ! -e "$work/bad" ] || fail "stop left $work/bad"
+grep -q "xenstored" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
+"$host" stop "$WORK/bad" || fail "stop after a failed start"
+[ ! -e "$WORK/bad" ] || fail "stop left $WORK/bad"
 
-echo "xensim-host ok"
-exit 0
+finish "xensim-host ok"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The simulated toolstack. Everything here mirrors an observable step of
- * libxl 4.17 (see notes/real-xen-in-qemu.md, "What libxl 4.17 does"), since
+ * libxl 4.17 (docs/architecture.md, "The xenstore contract"), since
  * the point is to present the daemon with exactly what xl would.
  */
 #include "tools/xensim/toolstack.h"
