@@ -10,6 +10,7 @@
 #include <xenstore.h>
 
 #include "blkbackd/options.h"
+#include "libblk/budget.h"
 
 struct worker;
 struct vbd;
@@ -20,6 +21,7 @@ struct daemon {
 	unsigned int domid;
 	char be_root[64]; /* /local/domain/<domid>/backend/vbd */
 
+	struct blk_budget buffers; /* bounce pages, shared by the workers */
 	struct worker **workers;
 	unsigned int nr_workers;
 	int broken_fd[2]; /* workers report broken rings here */

@@ -61,14 +61,25 @@ static int find_domid(struct daemon *d)
 	return 0;
 }
 
+#define MIB_PAGES (1048576u / BLKIF_PAGE_SIZE)
+
 static int start_workers(struct daemon *d)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int n = d->opts.workers ? d->opts.workers
 					 : (cpus > 0 ? (unsigned int)cpus : 1);
-	struct worker_config cfg = { .poll_us = d->opts.poll_us,
-				     .stage_timing = d->opts.stage_timing };
+	struct worker_config cfg = {
+		.poll_us = d->opts.poll_us,
+		.stage_timing = d->opts.stage_timing,
+		.mem = {
+			.max_pgrants = d->opts.max_pgrants,
+			.max_bounce_pages = d->opts.ring_buffer_mib * MIB_PAGES,
+			.budget = &d->buffers,
+		},
+	};
 	int ret;
+
+	blk_budget_init(&d->buffers, (long)d->opts.buffer_mib * MIB_PAGES);
 
 	d->workers = calloc(n, sizeof(*d->workers));
 	if (!d->workers)

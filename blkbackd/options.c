@@ -33,6 +33,12 @@ static void usage(FILE *out)
 		"      --poll-us N      busy-poll rings and I/O for up to N us before\n"
 		"                       sleeping, 0 to 1000, 0 = never (default 50)\n"
 		"      --stage-timing   time each request's stages (see SIGUSR1)\n"
+		"      --max-persistent-grants N\n"
+		"                       grants mapped per ring, 16 to 65536 (default 1056)\n"
+		"      --ring-buffer-mib N\n"
+		"                       bounce buffers per ring, 1 to 64 MiB (default 4)\n"
+		"      --buffer-mib N   bounce buffers of all rings beyond each one's first\n"
+		"                       MiB, 0 to 65536 MiB (default 256)\n"
 		"  -h, --help           show this help and exit\n"
 		"  -V, --version        show the version and exit\n"
 		"\n"
@@ -77,6 +83,9 @@ int options_parse(struct options *opts, int argc, char **argv)
 		{ "persistent-grants", required_argument, NULL, 'P' },
 		{ "poll-us", required_argument, NULL, 'U' },
 		{ "stage-timing", no_argument, NULL, 'T' },
+		{ "max-persistent-grants", required_argument, NULL, 'G' },
+		{ "ring-buffer-mib", required_argument, NULL, 'R' },
+		{ "buffer-mib", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -92,6 +101,9 @@ int options_parse(struct options *opts, int argc, char **argv)
 		.max_ring_order = 4,
 		.persistent = true,
 		.poll_us = 50,
+		.max_pgrants = 1056,
+		.ring_buffer_mib = 4,
+		.buffer_mib = 256,
 	};
 	while ((c = getopt_long(argc, argv, "w:c:d:l:hV", longopts, NULL)) !=
 	       -1) {
@@ -189,6 +201,36 @@ int options_parse(struct options *opts, int argc, char **argv)
 			break;
 		case 'T':
 			opts->stage_timing = true;
+			break;
+		case 'G':
+			if (parse_number(optarg, 65536, &v) || v < 16) {
+				fprintf(stderr,
+					"blkbackd: --max-persistent-grants wants "
+					"a number from 16 to 65536, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			opts->max_pgrants = (unsigned int)v;
+			break;
+		case 'R':
+			if (parse_number(optarg, 64, &v) || v < 1) {
+				fprintf(stderr,
+					"blkbackd: --ring-buffer-mib wants a "
+					"number from 1 to 64, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			opts->ring_buffer_mib = (unsigned int)v;
+			break;
+		case 'B':
+			if (parse_number(optarg, 65536, &v)) {
+				fprintf(stderr,
+					"blkbackd: --buffer-mib wants a number "
+					"from 0 to 65536, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			opts->buffer_mib = (unsigned int)v;
 			break;
 		case 'h':
 			usage(stdout);

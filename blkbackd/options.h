@@ -19,6 +19,9 @@ struct options {
 	unsigned int max_queues; /* 0: one per worker */
 	bool persistent; /* offer persistent grants */
 	unsigned int poll_us; /* busy-poll window cap, 0: never poll */
+	unsigned int max_pgrants; /* persistent grants per ring */
+	unsigned int ring_buffer_mib; /* bounce memory per ring */
+	unsigned int buffer_mib; /* bounce memory for all rings together */
 	bool stage_timing; /* time each request's stages */
 };
 

@@ -269,6 +269,7 @@ static void *worker_boot(void *arg)
 	if (ret == 0) {
 		blk_engine_set_poll(w->engine, w->cfg.poll_us);
 		blk_engine_set_timing(w->engine, w->cfg.stage_timing);
+		blk_engine_set_memory(w->engine, &w->cfg.mem);
 		ret = blk_engine_watch_fd(w->engine, w->cmd_fd, CMD_TAG);
 	}
 	pthread_mutex_lock(&w->lock);

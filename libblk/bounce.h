@@ -9,6 +9,10 @@
 #ifndef LIBBLK_BOUNCE_H
 #define LIBBLK_BOUNCE_H
 
+#include <stdbool.h>
+
+#include "libblk/budget.h"
+
 struct blk_bounce {
 	void **free;
 	unsigned int nr_free;
@@ -16,17 +20,33 @@ struct blk_bounce {
 	unsigned int max;
 	void **slabs;
 	unsigned int nr_slabs;
+	struct blk_budget *budget; /* shared; NULL: no host-wide limit */
+	bool over_budget; /* the last refusal was the host's, not ours */
 };
 
-/* Allow up to @max_pages pages; none is allocated yet. */
-int blk_bounce_init(struct blk_bounce *b, unsigned int max_pages);
+/*
+ * Allow up to @max_pages pages, the slabs after the first also taken from
+ * @budget (may be NULL); none is allocated yet.
+ */
+int blk_bounce_init(struct blk_bounce *b, unsigned int max_pages,
+		    struct blk_budget *budget);
 void blk_bounce_destroy(struct blk_bounce *b);
 
 /*
- * Take @n pages into @pages. -ENOBUFS when the cap does not allow it now
- * (retry after pages come back), -ENOMEM when memory is short.
+ * Take @n pages into @pages. -ENOBUFS when the connection's cap or the
+ * host's budget does not allow it now (retry after pages come back; see
+ * over_budget), -ENOMEM when memory is short.
  */
 int blk_bounce_get(struct blk_bounce *b, unsigned int n, void **pages);
 void blk_bounce_put(struct blk_bounce *b, unsigned int n, void *const *pages);
+
+/* True when no page is in use (the pool may be trimmed). */
+static inline bool blk_bounce_idle(const struct blk_bounce *b)
+{
+	return b->nr_free == b->nr_total;
+}
+
+/* Give every slab back (to the system and the budget). Only when idle. */
+void blk_bounce_trim(struct blk_bounce *b);
 
 #endif /* LIBBLK_BOUNCE_H */

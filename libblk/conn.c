@@ -12,77 +12,122 @@
 
 /*
  * Bounce memory a connection may hold: a full ring of 11-segment requests,
- * or four of the largest indirect requests, whichever is more, within
- * 64 MiB.
+ * or four of the largest indirect requests, whichever is more, within the
+ * engine's per-ring cap.
  */
-#define BOUNCE_MAX_PAGES 16384u
-
 static unsigned int bounce_cap(const struct blk_conn *c)
 {
 	unsigned int direct = c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST;
 	unsigned int indirect = 4u * c->limits.max_indirect_segments;
 	unsigned int cap = direct > indirect ? direct : indirect;
+	unsigned int max = c->e->mem.max_bounce_pages;
 
-	return cap < BOUNCE_MAX_PAGES ? cap : BOUNCE_MAX_PAGES;
+	return cap < max ? cap : max;
 }
 
-int conn_io_reserve(struct blk_io *io, unsigned int nr)
+/* blkif.h: the ideal cache holds RING_SIZE * 11 grants; capped. */
+static unsigned int pgrant_cap(const struct blk_conn *c)
+{
+	unsigned int ideal = c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	unsigned int max = c->e->mem.max_pgrants;
+
+	return ideal < max ? ideal : max;
+}
+
+int conn_io_reserve(struct blk_io *io, unsigned int nr, bool indirect)
 {
 	struct blk_segment *segs;
-	struct blkif_request_segment *raw;
 	struct iovec *iov;
 	void **pages;
 
+	if (indirect && nr > io->cap_ind) {
+		struct blkif_request_segment *raw = reallocarray(
+			io->ind_raw, blk_indirect_pages((uint16_t)nr),
+			BLKIF_PAGE_SIZE);
+
+		if (!raw)
+			return -ENOMEM;
+		io->ind_raw = raw;
+		io->cap_ind = nr;
+	}
 	if (nr <= io->cap_segs)
 		return 0;
 	segs = reallocarray(io->ind_segs, nr, sizeof(*segs));
 	if (segs)
 		io->ind_segs = segs;
-	raw = reallocarray(io->ind_raw, blk_indirect_pages((uint16_t)nr),
-			   BLKIF_PAGE_SIZE);
-	if (raw)
-		io->ind_raw = raw;
 	iov = reallocarray(io->iov, nr, sizeof(*iov));
 	if (iov)
 		io->iov = iov;
 	pages = reallocarray(io->pages, nr, sizeof(*pages));
 	if (pages)
 		io->pages = pages;
-	if (!segs || !raw || !iov || !pages)
+	if (!segs || !iov || !pages)
 		return -ENOMEM;
 	io->cap_segs = nr;
+	return 0;
+}
+
+/*
+ * Request slots are allocated as the guest's queue depth asks for them, a
+ * chunk at a time, up to the ring's size: an idle guest with a large ring
+ * costs little.
+ */
+#define IO_CHUNK 32u
+
+struct blk_io_chunk {
+	struct blk_io_chunk *next;
+	struct blk_io ios[IO_CHUNK];
+};
+
+int conn_grow_ios(struct blk_conn *c)
+{
+	struct blk_io_chunk *chunk;
+
+	if (c->nr_alloc >= c->nr_ios)
+		return -ENOBUFS;
+	chunk = calloc(1, sizeof(*chunk));
+	if (!chunk)
+		return -ENOMEM;
+	chunk->next = c->chunks;
+	c->chunks = chunk;
+	for (unsigned int i = 0; i < IO_CHUNK; i++) {
+		struct blk_io *io = &chunk->ios[i];
+
+		io->conn = c;
+		if (conn_io_reserve(io, BLKIF_MAX_SEGMENTS_PER_REQUEST,
+				    false) < 0)
+			return -ENOMEM;
+		io->next = c->free_ios;
+		c->free_ios = io;
+	}
+	c->nr_alloc += IO_CHUNK;
 	return 0;
 }
 
 static int alloc_ios(struct blk_conn *c)
 {
 	c->nr_ios = blk_ring_size(&c->ring);
-	c->ios = calloc(c->nr_ios, sizeof(*c->ios));
 	c->answers = calloc(c->nr_ios, sizeof(*c->answers));
-	if (!c->ios || !c->answers)
+	if (!c->answers)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < c->nr_ios; i++) {
-		struct blk_io *io = &c->ios[i];
-
-		io->conn = c;
-		if (conn_io_reserve(io, BLKIF_MAX_SEGMENTS_PER_REQUEST) < 0)
-			return -ENOMEM;
-		io->next = c->free_ios;
-		c->free_ios = io;
-	}
-	return 0;
+	return conn_grow_ios(c);
 }
 
 static void free_ios(struct blk_conn *c)
 {
-	for (unsigned int i = 0; c->ios && i < c->nr_ios; i++) {
-		free(c->ios[i].ind_segs);
-		free(c->ios[i].ind_raw);
-		free(c->ios[i].iov);
-		free(c->ios[i].pages);
-		free(c->ios[i].merge_iov);
+	struct blk_io_chunk *chunk, *next;
+
+	for (chunk = c->chunks; chunk; chunk = next) {
+		next = chunk->next;
+		for (unsigned int i = 0; i < IO_CHUNK; i++) {
+			free(chunk->ios[i].ind_segs);
+			free(chunk->ios[i].ind_raw);
+			free(chunk->ios[i].iov);
+			free(chunk->ios[i].pages);
+			free(chunk->ios[i].merge_iov);
+		}
+		free(chunk);
 	}
-	free(c->ios);
 	free(c->answers);
 }
 
@@ -141,12 +186,10 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		ret = alloc_ios(c);
 	}
 	if (ret == 0)
-		ret = blk_bounce_init(&c->bounce, bounce_cap(c));
-	/* blkif.h: the ideal cache holds RING_SIZE * 11 grants. */
+		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget);
 	if (ret == 0 && c->persistent)
-		ret = blk_pgrant_init(
-			&c->pgrants, c->nr_ios * BLKIF_MAX_SEGMENTS_PER_REQUEST,
-			e->xgt, c->domid);
+		ret = blk_pgrant_init(&c->pgrants, pgrant_cap(c), e->xgt,
+				      c->domid);
 	if (ret < 0) {
 		conn_destroy(c);
 		return ret;

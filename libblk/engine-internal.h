@@ -39,6 +39,7 @@ struct blk_io {
 	void **pages; /* bounce page or mapped grant, per segment */
 	struct iovec *iov; /* per segment */
 	unsigned int cap_segs;
+	unsigned int cap_ind; /* segments ind_raw can hold */
 	/* Requests merged into this one's I/O, and their segments with its. */
 	struct blk_io *rider;
 	struct iovec *merge_iov;
@@ -80,15 +81,17 @@ struct blk_conn {
 	int fd;
 	struct blk_limits limits;
 
-	struct blk_io *ios;
+	struct blk_io_chunk *chunks; /* the request slots, see conn_grow_ios() */
+	unsigned int nr_alloc; /* slots allocated so far */
 	struct blk_answer *answers; /* by ring slot, nr_ios of them */
-	unsigned int nr_ios;
+	unsigned int nr_ios; /* the ring's size: most slots ever needed */
 	struct blk_io *free_ios;
 	unsigned int in_flight; /* consumed and not yet answered */
 	unsigned int nr_active; /* of those, started */
 	struct blk_io_list parked; /* waiting for pages or a barrier */
 
 	struct blk_bounce bounce;
+	uint64_t bounce_used_ns; /* when a bounce page was last taken */
 	bool persistent;
 	struct blk_pgrant_cache pgrants;
 
@@ -120,6 +123,8 @@ struct blk_engine {
 	const struct blk_engine_ops *ops;
 	void *arg;
 
+	struct blk_memory_limits mem;
+	bool starved; /* a ring waits for the host's budget: wake up to retry */
 	bool timing; /* take stage times (blk_engine_set_timing()) */
 	uint64_t pass_ns; /* when this pass woke, if timing */
 	struct blk_poll poll;
@@ -178,8 +183,10 @@ void io_release(struct blk_io *io);
 int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		struct blk_conn **out);
 void conn_destroy(struct blk_conn *c);
-/* Make sure @io can hold @nr segments. */
-int conn_io_reserve(struct blk_io *io, unsigned int nr);
+/* Make sure @io can hold @nr segments (and their indirect pages). */
+int conn_io_reserve(struct blk_io *io, unsigned int nr, bool indirect);
+/* More free request slots; -ENOBUFS when the ring's size is reached. */
+int conn_grow_ios(struct blk_conn *c);
 
 /* engine.c */
 struct io_uring_sqe *engine_get_sqe(struct blk_engine *e);

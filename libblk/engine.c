@@ -83,6 +83,10 @@ int blk_engine_create(struct blk_engine **out, const struct blk_engine_ops *ops,
 		return -ENOMEM;
 	e->ops = ops;
 	e->arg = arg;
+	e->mem = (struct blk_memory_limits){
+		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
+		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES,
+	};
 	e->uring.ring_fd = -1;
 	ret = open_xen_handles(e);
 	if (ret == 0)
@@ -226,6 +230,12 @@ void blk_engine_set_timing(struct blk_engine *e, bool on)
 	e->timing = on;
 }
 
+void blk_engine_set_memory(struct blk_engine *e,
+			   const struct blk_memory_limits *lim)
+{
+	e->mem = *lim;
+}
+
 void blk_engine_set_poll(struct blk_engine *e, unsigned int max_us)
 {
 	blk_poll_init(&e->poll, max_us);
@@ -360,8 +370,12 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 	unsigned int taken = 0, segments = 0;
 
 	for (;;) {
-		struct blk_io *io = c->free_ios;
+		struct blk_io *io;
 		int ret;
+
+		if (!c->free_ios)
+			conn_grow_ios(c);
+		io = c->free_ios;
 
 		/*
 		 * Out of slots, or a ring's worth taken while an early request
@@ -495,6 +509,34 @@ static bool arm_ring_events(struct blk_engine *e)
 	return more;
 }
 
+/*
+ * A connection that has used no bounce page for this long gives its pool
+ * back: idle guests cost the host no buffer memory.
+ */
+#define BOUNCE_IDLE_NS 1000000000ull
+
+static void trim_idle_buffers(struct blk_engine *e, uint64_t now)
+{
+	for (struct blk_conn *c = e->conns; c; c = c->next)
+		if (c->bounce.nr_slabs && blk_bounce_idle(&c->bounce) &&
+		    now - c->bounce_used_ns > BOUNCE_IDLE_NS)
+			blk_bounce_trim(&c->bounce);
+}
+
+/* While a ring waits for the host's budget, retry at this interval. */
+#define STARVED_RETRY_NS 1000000ll
+
+static int wait_cqe(struct blk_engine *e)
+{
+	struct __kernel_timespec ts = { .tv_nsec = STARVED_RETRY_NS };
+	struct io_uring_cqe *cqe;
+
+	if (!e->starved)
+		return io_uring_submit_and_wait(&e->uring, 1);
+	e->starved = false;
+	return io_uring_submit_and_wait_timeout(&e->uring, &cqe, 1, &ts, NULL);
+}
+
 static int sleep_for_work(struct blk_engine *e)
 {
 	uint64_t start;
@@ -502,11 +544,14 @@ static int sleep_for_work(struct blk_engine *e)
 
 	if (arm_ring_events(e))
 		return 0;
-	start = e->poll.max_ns ? blk_now_ns() : 0;
-	ret = io_uring_submit_and_wait(&e->uring, 1);
+	start = blk_now_ns();
+	trim_idle_buffers(e, start);
+	ret = wait_cqe(e);
+	if (ret == -ETIME)
+		ret = 0;
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		return ret;
-	if (start)
+	if (e->poll.max_ns)
 		blk_poll_woke(&e->poll, blk_now_ns() - start);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "libblk/blkif_abi.h"
+#include "libblk/budget.h"
 #include "libblk/request.h"
 #include "libblk/stats.h"
 
@@ -108,6 +109,23 @@ void blk_engine_set_timing(struct blk_engine *e, bool on);
  * sleeping, adaptively (see libblk/poll.h); 0 turns polling off.
  */
 void blk_engine_set_poll(struct blk_engine *e, unsigned int max_us);
+
+/*
+ * What one ring may hold, and the budget every engine of the process
+ * shares (see libblk/budget.h); applied to rings connected from now on.
+ */
+struct blk_memory_limits {
+	unsigned int max_pgrants; /* persistent grants mapped per ring */
+	unsigned int max_bounce_pages; /* bounce pages per ring */
+	struct blk_budget *budget; /* NULL: no host-wide budget */
+};
+
+/* Defaults: xen-blkback's 1056 grants per ring, 4 MiB of bounce pages. */
+#define BLK_DEFAULT_MAX_PGRANTS 1056u
+#define BLK_DEFAULT_MAX_BOUNCE_PAGES 1024u
+
+void blk_engine_set_memory(struct blk_engine *e,
+			   const struct blk_memory_limits *lim);
 
 /* A copy of @c's counters and stage times since it connected. */
 void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out);

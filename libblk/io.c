@@ -169,7 +169,7 @@ void io_consume(struct blk_engine *e, struct blk_conn *c, struct blk_io *io)
 		return;
 	}
 	if (io->req.operation == BLKIF_OP_INDIRECT &&
-	    conn_io_reserve(io, io->req.nr_segments) < 0) {
+	    conn_io_reserve(io, io->req.nr_segments, true) < 0) {
 		io_respond(io, BLKIF_RSP_ERROR);
 		return;
 	}
@@ -309,8 +309,12 @@ static int take_buffers(struct blk_io *io)
 		blk_pgrant_age(&c->pgrants);
 	}
 	ret = blk_bounce_get(&c->bounce, io->req.nr_segments, io->pages);
+	if (ret == -ENOBUFS && c->bounce.over_budget)
+		/* Pages other workers give back wake nobody here: poll. */
+		c->e->starved = true;
 	if (ret < 0)
 		return ret;
+	c->bounce_used_ns = c->e->pass_ns ? c->e->pass_ns : blk_now_ns();
 	io->bounced = true;
 	io->holds_pages = true;
 	for (unsigned int i = 0; i < io->req.nr_segments; i++)
