@@ -71,6 +71,7 @@ static int start_workers(struct daemon *d)
 	struct worker_config cfg = {
 		.poll_us = d->opts.poll_us,
 		.stage_timing = d->opts.stage_timing,
+		.state_dir = d->opts.state_dir,
 		.mem = {
 			.max_pgrants = d->opts.max_pgrants,
 			.max_bounce_pages = d->opts.ring_buffer_mib * MIB_PAGES,
@@ -210,6 +211,17 @@ static int main_loop(struct daemon *d, int sig_fd)
 	}
 }
 
+/* The ring journals' directory; kept as it is if it exists. */
+static int make_state_dir(const char *dir)
+{
+	if (!dir || mkdir(dir, 0700) == 0 || errno == EEXIST)
+		return 0;
+	log_err("cannot create the state directory %s: %m (give another "
+		"with --state-dir)",
+		dir);
+	return -errno;
+}
+
 static int block_signals(void)
 {
 	sigset_t set;
@@ -239,6 +251,9 @@ static int run(struct daemon *d)
 	}
 	if (pipe2(d->broken_fd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
+	ret = make_state_dir(d->opts.state_dir);
+	if (ret < 0)
+		return ret;
 	ret = open_xenstore(d);
 	if (ret == 0)
 		ret = start_workers(d);

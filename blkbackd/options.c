@@ -33,6 +33,8 @@ static void usage(FILE *out)
 		"      --poll-us N      busy-poll rings and I/O for up to N us before\n"
 		"                       sleeping, 0 to 1000, 0 = never (default 50)\n"
 		"      --stage-timing   time each request's stages (see SIGUSR1)\n"
+		"      --state-dir DIR  where ring journals survive a crash (default:\n"
+		"                       $RUNTIME_DIRECTORY, set by systemd; else none)\n"
 		"      --max-persistent-grants N\n"
 		"                       grants mapped per ring, 16 to 65536 (default 1056)\n"
 		"      --ring-buffer-mib N\n"
@@ -83,6 +85,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 		{ "persistent-grants", required_argument, NULL, 'P' },
 		{ "poll-us", required_argument, NULL, 'U' },
 		{ "stage-timing", no_argument, NULL, 'T' },
+		{ "state-dir", required_argument, NULL, 'S' },
 		{ "max-persistent-grants", required_argument, NULL, 'G' },
 		{ "ring-buffer-mib", required_argument, NULL, 'R' },
 		{ "buffer-mib", required_argument, NULL, 'B' },
@@ -104,6 +107,8 @@ int options_parse(struct options *opts, int argc, char **argv)
 		.max_pgrants = 1056,
 		.ring_buffer_mib = 4,
 		.buffer_mib = 256,
+		/* systemd's RuntimeDirectory= (kept across restarts). */
+		.state_dir = getenv("RUNTIME_DIRECTORY"),
 	};
 	while ((c = getopt_long(argc, argv, "w:c:d:l:hV", longopts, NULL)) !=
 	       -1) {
@@ -201,6 +206,9 @@ int options_parse(struct options *opts, int argc, char **argv)
 			break;
 		case 'T':
 			opts->stage_timing = true;
+			break;
+		case 'S':
+			opts->state_dir = optarg;
 			break;
 		case 'G':
 			if (parse_number(optarg, 65536, &v) || v < 16) {

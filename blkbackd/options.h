@@ -23,6 +23,7 @@ struct options {
 	unsigned int ring_buffer_mib; /* bounce memory per ring */
 	unsigned int buffer_mib; /* bounce memory for all rings together */
 	bool stage_timing; /* time each request's stages */
+	const char *state_dir; /* ring journals; NULL: none */
 };
 
 /*

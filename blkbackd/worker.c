@@ -270,6 +270,7 @@ static void *worker_boot(void *arg)
 		blk_engine_set_poll(w->engine, w->cfg.poll_us);
 		blk_engine_set_timing(w->engine, w->cfg.stage_timing);
 		blk_engine_set_memory(w->engine, &w->cfg.mem);
+		blk_engine_set_state_dir(w->engine, w->cfg.state_dir);
 		ret = blk_engine_watch_fd(w->engine, w->cmd_fd, CMD_TAG);
 	}
 	pthread_mutex_lock(&w->lock);

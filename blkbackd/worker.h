@@ -19,6 +19,7 @@ struct worker;
 struct worker_config {
 	unsigned int poll_us;
 	bool stage_timing;
+	const char *state_dir; /* see blk_engine_set_state_dir() */
 	struct blk_memory_limits mem; /* its budget shared by all workers */
 };
 

@@ -161,6 +161,30 @@ static int bind_port(struct blk_engine *e, struct blk_conn *c,
 	return 0;
 }
 
+/*
+ * An earlier daemon died between writing answers into the ring and
+ * publishing them: publish them now (the slots hold them, or part of
+ * them: write them all again), then resume after them.
+ */
+static void finish_unfinished_push(struct blk_engine *e, struct blk_conn *c,
+				   const struct blk_conn_params *p)
+{
+	const struct blk_journal_rec *recs;
+	RING_IDX first;
+	unsigned int n = blk_journal_unfinished(&c->journal, &first, &recs);
+
+	if (!n || first != blk_ring_rsp_prod(&c->ring))
+		return;
+	for (unsigned int i = 0; i < n; i++)
+		blk_ring_put_response(&c->ring, recs[i].id, recs[i].operation,
+				      recs[i].status);
+	blk_ring_push_responses(&c->ring);
+	xenevtchn_notify(e->xce, c->port);
+	blk_journal_done(&c->journal);
+	blk_ring_attach(&c->ring, c->sring, p->abi,
+			(size_t)c->nr_ring_pages * BLKIF_PAGE_SIZE);
+}
+
 int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		struct blk_conn **out)
 {
@@ -186,6 +210,12 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		ret = alloc_ios(c);
 	}
 	if (ret == 0)
+		ret = blk_journal_open(&c->journal, e->state_dir, c->domid,
+				       p->ring_refs[0], p->remote_port,
+				       c->nr_ios);
+	if (ret == 0)
+		finish_unfinished_push(e, c, p);
+	if (ret == 0)
 		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget);
 	if (ret == 0 && c->persistent)
 		ret = blk_pgrant_init(&c->pgrants, pgrant_cap(c), e->xgt,
@@ -205,6 +235,8 @@ void conn_destroy(struct blk_conn *c)
 	/* Even after a fall-back to copying: its old mappings are still held. */
 	blk_pgrant_destroy(&c->pgrants);
 	blk_bounce_destroy(&c->bounce);
+	/* Closed cleanly: nothing is left for a successor to finish. */
+	blk_journal_close(&c->journal, 1);
 	free_ios(c);
 	if (c->port)
 		xenevtchn_unbind(e->xce, c->port);

@@ -15,6 +15,7 @@
 #include "libblk/bounce.h"
 #include "libblk/engine.h"
 #include "libblk/grant_copy.h"
+#include "libblk/journal.h"
 #include "libblk/pgrant.h"
 #include "libblk/poll.h"
 #include "libblk/ring.h"
@@ -84,6 +85,7 @@ struct blk_conn {
 	struct blk_io_chunk *chunks; /* the request slots, see conn_grow_ios() */
 	unsigned int nr_alloc; /* slots allocated so far */
 	struct blk_answer *answers; /* by ring slot, nr_ios of them */
+	struct blk_journal journal;
 	unsigned int nr_ios; /* the ring's size: most slots ever needed */
 	struct blk_io *free_ios;
 	unsigned int in_flight; /* consumed and not yet answered */
@@ -124,6 +126,7 @@ struct blk_engine {
 	void *arg;
 
 	struct blk_memory_limits mem;
+	const char *state_dir; /* where ring journals live; NULL: none */
 	bool starved; /* a ring waits for the host's budget: wake up to retry */
 	bool timing; /* take stage times (blk_engine_set_timing()) */
 	uint64_t pass_ns; /* when this pass woke, if timing */
@@ -171,6 +174,8 @@ void io_start_all(struct blk_engine *e);
 void io_complete(struct blk_engine *e, struct blk_io *io, int res);
 void io_finish_done(struct blk_engine *e);
 void io_respond(struct blk_io *io, int16_t status);
+/* Write the answers ready in ring order and publish them; notify? */
+bool io_publish(struct blk_conn *c);
 /*
  * A request that will not run on a closing connection: answered with an
  * error when the guest is going away, left unanswered on the ring for the

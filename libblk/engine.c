@@ -213,8 +213,9 @@ void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 	c->stopping = mode == BLK_DISCONNECT_STOP;
 	c->kicked = false;
 	set_aside_parked(c);
-	if (c->must_push)
-		blk_ring_push_responses(&c->ring);
+	if (c->must_push && io_publish(c))
+		xenevtchn_notify(e->xce, c->port);
+	c->must_push = false;
 	if (c->in_flight == 0)
 		finish_close(e, c);
 }
@@ -234,6 +235,11 @@ void blk_engine_set_memory(struct blk_engine *e,
 			   const struct blk_memory_limits *lim)
 {
 	e->mem = *lim;
+}
+
+void blk_engine_set_state_dir(struct blk_engine *e, const char *dir)
+{
+	e->state_dir = dir;
 }
 
 void blk_engine_set_poll(struct blk_engine *e, unsigned int max_us)
@@ -280,7 +286,7 @@ static void push_responses(struct blk_engine *e)
 		next = c->next;
 		if (c->must_push) {
 			c->must_push = false;
-			if (blk_ring_push_responses(&c->ring))
+			if (io_publish(c))
 				xenevtchn_notify(e->xce, c->port);
 			account_published(e, c);
 		}

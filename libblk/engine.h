@@ -127,6 +127,13 @@ struct blk_memory_limits {
 void blk_engine_set_memory(struct blk_engine *e,
 			   const struct blk_memory_limits *lim);
 
+/*
+ * Keep each ring's answer journal (libblk/journal.h) in @dir, which must
+ * outlive this process and stay the same for its successor; NULL keeps
+ * none. @dir is borrowed: it must stay valid while the engine lives.
+ */
+void blk_engine_set_state_dir(struct blk_engine *e, const char *dir);
+
 /* A copy of @c's counters and stage times since it connected. */
 void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out);
 

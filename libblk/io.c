@@ -39,19 +39,37 @@ void io_release(struct blk_io *io)
  * the requests between the guest's rsp_prod and req_prod are exactly the
  * unanswered ones. A restarted daemon resumes there (blk_ring_attach())
  * and runs each of them again: none is lost and none is answered twice.
+ * The answers of one push are journalled before they overwrite their
+ * requests in the ring (libblk/journal.h), so that a crash between the
+ * two writes cannot make a successor read an answer as a request.
  */
-static void publish_answers(struct blk_conn *c)
+bool io_publish(struct blk_conn *c)
 {
-	for (;;) {
-		struct blk_answer *a =
-			&c->answers[blk_ring_rsp_prod(&c->ring) % c->nr_ios];
+	RING_IDX first = blk_ring_rsp_prod(&c->ring);
+	unsigned int n;
+	bool notify;
+
+	for (n = 0; n < c->nr_ios; n++) {
+		const struct blk_answer *a =
+			&c->answers[(first + n) % c->nr_ios];
 
 		if (!a->ready)
-			return;
+			break;
+		blk_journal_set(&c->journal, n, a->id, a->operation,
+				a->status);
+	}
+	if (!n)
+		return false;
+	blk_journal_commit(&c->journal, first, n);
+	for (unsigned int i = 0; i < n; i++) {
+		struct blk_answer *a = &c->answers[(first + i) % c->nr_ios];
+
 		a->ready = false;
 		blk_ring_put_response(&c->ring, a->id, a->operation, a->status);
-		c->must_push = true;
 	}
+	notify = blk_ring_push_responses(&c->ring);
+	blk_journal_done(&c->journal);
+	return notify;
 }
 
 static int stat_op(uint8_t op)
@@ -145,7 +163,7 @@ void io_respond(struct blk_io *io, int16_t status)
 	io->next = c->free_ios;
 	c->free_ios = io;
 	c->in_flight--;
-	publish_answers(c);
+	c->must_push = true;
 }
 
 /* ---- consuming ---- */

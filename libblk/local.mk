@@ -10,6 +10,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/pgrant.h libblk/pgrant.c \
 	libblk/engine.h libblk/engine-internal.h libblk/engine.c \
 	libblk/poll.h libblk/poll.c \
+	libblk/journal.h libblk/journal.c \
 	libblk/stats.h libblk/stats.c \
 	libblk/conn.c libblk/io.c \
 	libblk/xenbus.h libblk/xenbus.c

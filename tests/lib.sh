@@ -84,6 +84,7 @@ package_of() {
 	python3) echo python3 ;;
 	cmp | diff) echo diffutils ;;
 	losetup | blockdev) echo util-linux ;;
+	gdb) echo gdb ;;
 	esac
 }
 
@@ -186,7 +187,8 @@ xensim_setup() {
 # Start blkbackd with extra options; its stderr goes to blkbackd.log.
 start_daemon() {
 	LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		"$BLKBACKD" --log-level debug "$@" 2>>"$WORK/blkbackd.log" &
+		"$BLKBACKD" --log-level debug --state-dir "$WORK/state" "$@" \
+		2>>"$WORK/blkbackd.log" &
 	DAEMON_PID=$!
 }
 
