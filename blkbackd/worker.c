@@ -241,9 +241,15 @@ static void *worker_main(void *arg)
 	while (!w->stopping) {
 		ret = blk_engine_run(w->engine);
 		if (ret < 0) {
-			log_err("worker %u: io_uring wait failed: %s", w->index,
-				strerror(-ret));
-			break;
+			/*
+			 * Its rings would hang with nobody to notice. Die
+			 * instead: the service manager restarts the daemon,
+			 * which resumes every ring where this one stopped.
+			 */
+			log_err("worker %u: io_uring wait failed: %s; "
+				"aborting so that a restart takes over",
+				w->index, strerror(-ret));
+			abort();
 		}
 	}
 	return NULL;

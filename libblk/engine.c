@@ -424,6 +424,11 @@ static void serve_one(struct blk_engine *e, struct blk_conn *c)
 {
 	if (c->closing || c->broken)
 		return;
+	/* A polled ring is looked at every pass, busy or not. */
+	if (c->event_off && blk_ring_has_requests(&c->ring)) {
+		c->event_off = false;
+		c->kicked = true;
+	}
 	if (c->parked.nr)
 		io_unpark(e, c);
 	if (c->kicked)
