@@ -27,6 +27,27 @@ struct blk_io_list {
 	unsigned int nr;
 };
 
+/*
+ * Where a request is in its life. It changes in one place, io_set_stage(),
+ * which keeps the connection's count of started requests and its barrier
+ * state in step:
+ *
+ *   FREE -> TAKEN      consume_ring(): copied off the ring and checked; it
+ *                      waits on the engine's ready list or its connection's
+ *                      parked list
+ *   TAKEN -> STARTED   prepare_one(): its buffers are held and its I/O is
+ *                      queued or under way (counted in nr_active)
+ *   STARTED -> TAKEN   retry_bounced(): the host refused I/O on mapped
+ *                      grants; it waits to run again by copy
+ *   TAKEN|STARTED -> FREE  io_respond() (answered) or io_drop() (left on
+ *                      the ring for the next daemon)
+ */
+enum blk_io_stage {
+	BLK_IO_FREE,
+	BLK_IO_TAKEN,
+	BLK_IO_STARTED,
+};
+
 struct blk_io {
 	struct blk_conn *conn;
 	struct blk_io *next;
@@ -45,15 +66,12 @@ struct blk_io {
 	struct blk_io *rider;
 	struct iovec *merge_iov;
 
-	bool bounced; /* pages[] are bounce pages, not mapped grants */
-	bool holds_pages; /* pages[] must be given back */
-	bool fetched; /* indirect segments were read */
-	bool active; /* buffers held, I/O under way */
-	bool failed;
-	bool unsupported; /* the image refused the operation */
-	bool efault; /* I/O on mapped grants was refused */
-	uint8_t cqes_left;
+	enum blk_io_stage stage; /* moved only by io_set_stage() (io.c) */
+	bool bounced; /* its buffers are bounce pages, not mapped grants */
 	bool timed; /* its stage times are being taken */
+	/* The first error of its I/O (-errno), 0 while none. */
+	int error;
+	uint8_t cqes_left;
 	uint64_t own_bytes; /* its data, merged or not */
 	uint64_t expect; /* bytes the data SQEs must move */
 	uint64_t moved;
@@ -182,7 +200,6 @@ bool io_publish(struct blk_conn *c);
  * next daemon when this one stops (blk_engine_disconnect()).
  */
 void io_set_aside(struct blk_io *io);
-void io_release(struct blk_io *io);
 
 /* conn.c */
 int conn_create(struct blk_engine *e, const struct blk_conn_params *p,

@@ -19,19 +19,40 @@
 
 /* ---- answering ---- */
 
-void io_release(struct blk_io *io)
+/* Give back the buffers of a started request. */
+static void io_release(struct blk_io *io)
 {
 	struct blk_conn *c = io->conn;
 
-	if (io->holds_pages) {
-		if (io->bounced)
-			blk_bounce_put(&c->bounce, io->req.nr_segments,
-				       io->pages);
-		else
-			for (unsigned int i = 0; i < io->req.nr_segments; i++)
-				blk_pgrant_put(&c->pgrants, io->segs[i].gref);
-		io->holds_pages = false;
+	if (io->stage != BLK_IO_STARTED || !io->req.nr_segments)
+		return;
+	if (io->bounced)
+		blk_bounce_put(&c->bounce, io->req.nr_segments, io->pages);
+	else
+		for (unsigned int i = 0; i < io->req.nr_segments; i++)
+			blk_pgrant_put(&c->pgrants, io->segs[i].gref);
+}
+
+/*
+ * The one place a request changes stage (see enum blk_io_stage). Leaving
+ * STARTED gives its buffers back.
+ */
+static void io_set_stage(struct blk_io *io, enum blk_io_stage to)
+{
+	struct blk_conn *c = io->conn;
+	bool barrier = blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER;
+
+	if (io->stage == BLK_IO_STARTED && to != BLK_IO_STARTED) {
+		io_release(io);
+		c->nr_active--;
+		if (barrier)
+			c->barrier_active = false;
+	} else if (io->stage != BLK_IO_STARTED && to == BLK_IO_STARTED) {
+		c->nr_active++;
+		if (barrier)
+			c->barrier_active = true;
 	}
+	io->stage = to;
 }
 
 /*
@@ -114,26 +135,12 @@ static void account_answer(struct blk_conn *c, const struct blk_io *io,
 	}
 }
 
-/* @io no longer holds buffers or counts as started. */
-static void io_deactivate(struct blk_io *io)
-{
-	struct blk_conn *c = io->conn;
-
-	if (!io->active)
-		return;
-	io->active = false;
-	c->nr_active--;
-	if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
-		c->barrier_active = false;
-}
-
 /* Back to the free slots with its ring slot left unanswered. */
 static void io_drop(struct blk_io *io)
 {
 	struct blk_conn *c = io->conn;
 
-	io_release(io);
-	io_deactivate(io);
+	io_set_stage(io, BLK_IO_FREE);
 	io->next = c->free_ios;
 	c->free_ios = io;
 	c->in_flight--;
@@ -153,8 +160,7 @@ void io_respond(struct blk_io *io, int16_t status)
 	struct blk_answer *a = &c->answers[io->slot % c->nr_ios];
 
 	account_answer(c, io, status);
-	io_release(io);
-	io_deactivate(io);
+	io_set_stage(io, BLK_IO_FREE);
 	/* An indirect request is answered with its inner operation. */
 	*a = (struct blk_answer){ .id = io->req.id,
 				  .operation = blk_request_op(&io->req),
@@ -172,12 +178,8 @@ void io_consume(struct blk_engine *e, struct blk_conn *c, struct blk_io *io)
 {
 	int16_t status = (int16_t)blk_request_check(&io->req, &c->limits);
 
-	io->failed = false;
-	io->efault = false;
-	io->unsupported = false;
-	io->fetched = false;
-	io->holds_pages = false;
-	io->active = false;
+	io_set_stage(io, BLK_IO_TAKEN);
+	io->error = 0;
 	io->timed = false;
 	io->expect = io->moved = 0;
 	io->stage_start_ns = e->pass_ns;
@@ -232,6 +234,13 @@ static void take_indirect_segments(struct blk_io *io)
 	io->segs = io->ind_segs;
 }
 
+/* An indirect request whose segment list has not been read yet. */
+static bool needs_fetch(const struct blk_io *io)
+{
+	return io->req.operation == BLKIF_OP_INDIRECT &&
+	       io->segs == io->req.seg && !io->error;
+}
+
 /*
  * The segment lists of every indirect request consumed in this pass, in
  * one grant copy. A request whose pages cannot be copied is marked failed
@@ -245,23 +254,22 @@ void io_fetch_indirect_pages(struct blk_engine *e)
 
 	blk_copy_batch_reset(&e->copies);
 	for (io = e->ready.head; io; io = io->next) {
-		if (io->req.operation != BLKIF_OP_INDIRECT || io->fetched)
+		if (!needs_fetch(io))
 			continue;
 		any = true;
 		if (queue_indirect_copies(e, io) < 0)
-			io->failed = true;
+			io->error = -ENOMEM;
 	}
 	if (!any)
 		return;
 	ret = blk_copy_batch_run(&e->copies, e->xgt);
 	for (io = e->ready.head; io; io = io->next) {
-		if (io->req.operation != BLKIF_OP_INDIRECT || io->fetched)
+		if (!needs_fetch(io))
 			continue;
-		io->fetched = true;
-		if (io->failed || ret < 0 ||
+		if (ret < 0 ||
 		    !blk_copy_batch_ok(&e->copies, io->copy_first,
 				       blk_indirect_pages(io->req.nr_segments)))
-			io->failed = true;
+			io->error = -EFAULT;
 		else
 			take_indirect_segments(io);
 	}
@@ -312,7 +320,6 @@ static int take_buffers(struct blk_io *io)
 		ret = take_persistent(io);
 		if (ret == 0) {
 			io->bounced = false;
-			io->holds_pages = true;
 			for (unsigned int i = 0; i < io->req.nr_segments; i++)
 				io->iov[i] = (struct iovec){
 					(uint8_t *)io->pages[i] +
@@ -334,7 +341,6 @@ static int take_buffers(struct blk_io *io)
 		return ret;
 	c->bounce_used_ns = c->e->pass_ns ? c->e->pass_ns : blk_now_ns();
 	io->bounced = true;
-	io->holds_pages = true;
 	for (unsigned int i = 0; i < io->req.nr_segments; i++)
 		io->iov[i] = (struct iovec){ io->pages[i], seg_bytes(io, i) };
 	return 0;
@@ -355,9 +361,11 @@ static int queue_copies(struct blk_engine *e, struct blk_io *io, bool to_guest)
 	return 0;
 }
 
+/* Its data goes through bounce pages (it holds them: it has started). */
 static bool needs_copy(const struct blk_io *io)
 {
-	return io->bounced && io->holds_pages;
+	return io->bounced && io->stage == BLK_IO_STARTED &&
+	       io->req.nr_segments;
 }
 
 /*
@@ -385,7 +393,7 @@ static bool prepare_one(struct blk_engine *e, struct blk_io *io)
 	int16_t status;
 	int ret;
 
-	if (io->failed) {
+	if (io->error) {
 		io_respond(io, BLKIF_RSP_ERROR);
 		return false;
 	}
@@ -411,10 +419,7 @@ static bool prepare_one(struct blk_engine *e, struct blk_io *io)
 		io_respond(io, BLKIF_RSP_ERROR);
 		return false;
 	}
-	if (blk_request_op(&io->req) == BLKIF_OP_WRITE_BARRIER)
-		c->barrier_active = true;
-	io->active = true;
-	c->nr_active++;
+	io_set_stage(io, BLK_IO_STARTED);
 	return true;
 }
 
@@ -437,7 +442,7 @@ void io_prepare_ready(struct blk_engine *e)
 			continue;
 		if (needs_copy(io) && blk_request_writes(&io->req) &&
 		    queue_copies(e, io, false) < 0)
-			io->failed = true;
+			io->error = -ENOMEM;
 		io_list_add(&e->starting, io);
 	}
 }
@@ -634,7 +639,7 @@ void io_start_all(struct blk_engine *e)
 
 	for (io = list; io; io = next) {
 		next = io->next;
-		if (io->failed ||
+		if (io->error ||
 		    (needs_copy(io) && blk_request_writes(&io->req) &&
 		     (ret < 0 || !blk_copy_batch_ok(&e->copies, io->copy_first,
 						    io->req.nr_segments)))) {
@@ -671,24 +676,18 @@ static void finish_io(struct blk_engine *e, struct blk_io *io)
 
 void io_complete(struct blk_engine *e, struct blk_io *io, int res)
 {
-	if (res == -EFAULT && !io->bounced)
-		io->efault = true;
-	/* A filesystem that cannot punch holes: the guest may stop asking. */
-	if (res == -EOPNOTSUPP && io->req.operation == BLKIF_OP_DISCARD)
-		io->unsupported = true;
-	if (res < 0)
-		io->failed = true;
-	else
+	if (res < 0 && !io->error)
+		io->error = res;
+	else if (res > 0)
 		io->moved += (uint64_t)res;
 	if (--io->cqes_left)
 		return;
-	if (io->moved != io->expect)
-		io->failed = true;
+	if (io->moved != io->expect && !io->error)
+		io->error = -EIO;
 	/* A merged I/O stands or falls as a whole. */
 	for (struct blk_io *r = io; r; r = r->rider) {
-		r->failed = io->failed;
-		r->efault = io->efault;
-		r->moved = io->failed ? 0 : r->own_bytes;
+		r->error = io->error;
+		r->moved = io->error ? 0 : r->own_bytes;
 		finish_io(e, r);
 	}
 }
@@ -703,15 +702,32 @@ static void retry_bounced(struct blk_io *io)
 	struct blk_conn *c = io->conn;
 
 	c->persistent = false;
-	io->failed = io->efault = false;
+	io->error = 0;
 	if (c->closing) {
 		/* Nothing will start it again. */
 		io_set_aside(io);
 		return;
 	}
-	io_release(io);
-	io_deactivate(io);
+	io_set_stage(io, BLK_IO_TAKEN);
 	io_list_add(&c->parked, io);
+}
+
+/* The host refused I/O on mapped grant pages (see retry_bounced()). */
+static bool refused_mapped(const struct blk_io *io)
+{
+	return io->error == -EFAULT && !io->bounced;
+}
+
+/* The answer for a finished request. */
+static int16_t answer_status(const struct blk_io *io)
+{
+	if (!io->error)
+		return BLKIF_RSP_OKAY;
+	/* A filesystem that cannot punch holes: the guest may stop asking. */
+	if (io->error == -EOPNOTSUPP &&
+	    io->req.operation == BLKIF_OP_DISCARD)
+		return BLKIF_RSP_EOPNOTSUPP;
+	return BLKIF_RSP_ERROR;
 }
 
 void io_finish_done(struct blk_engine *e)
@@ -724,7 +740,7 @@ void io_finish_done(struct blk_engine *e)
 		return;
 	for (struct blk_io **pp = &list; *pp;) {
 		io = *pp;
-		if (io->efault) {
+		if (refused_mapped(io)) {
 			*pp = io->next;
 			retry_bounced(io);
 		} else {
@@ -733,16 +749,14 @@ void io_finish_done(struct blk_engine *e)
 	}
 	blk_copy_batch_reset(&e->copies);
 	for (io = list; io; io = io->next)
-		if (!io->failed && needs_copy(io) &&
+		if (!io->error && needs_copy(io) &&
 		    blk_request_op(&io->req) == BLKIF_OP_READ &&
 		    queue_copies(e, io, true) < 0)
-			io->failed = true;
+			io->error = -ENOMEM;
 	ret = blk_copy_batch_run(&e->copies, e->xgt);
 	now = e->timing ? blk_now_ns() : 0;
 
 	for (io = list; io; io = next) {
-		bool ok = !io->failed;
-
 		next = io->next;
 		io->timed = io->timed && now;
 		if (io->timed) {
@@ -750,13 +764,11 @@ void io_finish_done(struct blk_engine *e)
 				      now - io->stage_start_ns, 1);
 			io->stage_start_ns = now;
 		}
-		if (ok && needs_copy(io) &&
-		    blk_request_op(&io->req) == BLKIF_OP_READ)
-			ok = ret == 0 &&
-			     blk_copy_batch_ok(&e->copies, io->copy_first,
-					       io->req.nr_segments);
-		io_respond(io, ok		 ? BLKIF_RSP_OKAY
-			       : io->unsupported ? BLKIF_RSP_EOPNOTSUPP
-						 : BLKIF_RSP_ERROR);
+		if (!io->error && needs_copy(io) &&
+		    blk_request_op(&io->req) == BLKIF_OP_READ &&
+		    (ret < 0 || !blk_copy_batch_ok(&e->copies, io->copy_first,
+						   io->req.nr_segments)))
+			io->error = -EFAULT;
+		io_respond(io, answer_status(io));
 	}
 }
