@@ -6,9 +6,10 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/log.h blkbackd/log.c \
 	blkbackd/options.h blkbackd/options.c \
 	blkbackd/stats-log.h blkbackd/stats-log.c \
+	blkbackd/control.h blkbackd/control.c \
 	blkbackd/worker.h blkbackd/worker.c \
 	blkbackd/vbd.h blkbackd/vbd.c
 blkbackd_blkbackd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) \
-	$(SYSTEMD_CFLAGS)
-blkbackd_blkbackd_LDADD = libblk/libblk.la $(SYSTEMD_LIBS) -lpthread
+	$(SYSTEMD_CFLAGS) $(JSONC_CFLAGS)
+blkbackd_blkbackd_LDADD = libblk/libblk.la $(SYSTEMD_LIBS) $(JSONC_LIBS) -lpthread

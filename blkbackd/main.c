@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "blkbackd/control.h"
 #include "blkbackd/daemon.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
@@ -170,12 +172,13 @@ static void notify_status(struct daemon *d)
 }
 
 /* Returns the signal that ended the loop, or -errno. */
-static int main_loop(struct daemon *d, int sig_fd)
+static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 {
-	struct pollfd fds[3] = {
+	struct pollfd fds[4] = {
 		{ .fd = xs_fileno(d->xs), .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
 		{ .fd = d->broken_fd[0], .events = POLLIN },
+		{ .fd = control_fd, .events = POLLIN }, /* ignored when -1 */
 	};
 	unsigned int last_count = ~0u;
 
@@ -184,7 +187,7 @@ static int main_loop(struct daemon *d, int sig_fd)
 			last_count = d->nr_vbds;
 			notify_status(d);
 		}
-		if (poll(fds, 3, -1) < 0) {
+		if (poll(fds, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -206,6 +209,8 @@ static int main_loop(struct daemon *d, int sig_fd)
 		}
 		if (fds[2].revents)
 			drain_broken(d);
+		if (fds[3].revents)
+			control_serve_one(d, control_fd);
 		if (fds[0].revents)
 			drain_watches(d);
 	}
@@ -238,9 +243,32 @@ static int block_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/*
+ * The control socket, if there is a place for it; the daemon serves its
+ * guests without one (blkbackctl then cannot reach it).
+ */
+static int open_control(struct daemon *d)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (d->opts.control_socket)
+		snprintf(path, sizeof(path), "%s", d->opts.control_socket);
+	else if (d->opts.state_dir)
+		snprintf(path, sizeof(path), "%s/control", d->opts.state_dir);
+	else
+		return -1;
+	fd = control_listen(path);
+	if (fd < 0)
+		log_err("cannot listen on the control socket %s: %s "
+			"(blkbackctl will not reach this daemon)",
+			path, strerror(-fd));
+	return fd;
+}
+
 static int run(struct daemon *d)
 {
-	int sig_fd, ret;
+	int sig_fd, control_fd, ret;
 
 	if (check_no_kernel_backend() < 0)
 		return -EBUSY;
@@ -265,7 +293,10 @@ static int run(struct daemon *d)
 	sd_notify(0, "READY=1");
 	log_info("serving %s", d->be_root);
 
-	ret = main_loop(d, sig_fd);
+	control_fd = open_control(d);
+	ret = main_loop(d, sig_fd, control_fd);
+	if (control_fd >= 0)
+		close(control_fd);
 	sd_notify(0, "STOPPING=1");
 	if (ret > 0)
 		log_info("%s: answering in-flight I/O and stopping",

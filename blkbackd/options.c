@@ -35,6 +35,9 @@ static void usage(FILE *out)
 		"      --stage-timing   time each request's stages (see SIGUSR1)\n"
 		"      --state-dir DIR  where ring journals survive a crash (default:\n"
 		"                       $RUNTIME_DIRECTORY, set by systemd; else none)\n"
+		"      --control-socket PATH\n"
+		"                       blkbackctl's socket (default: DIR/control of\n"
+		"                       --state-dir; none without one)\n"
 		"      --max-persistent-grants N\n"
 		"                       grants mapped per ring, 16 to 65536 (default 1056)\n"
 		"      --ring-buffer-mib N\n"
@@ -86,6 +89,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 		{ "poll-us", required_argument, NULL, 'U' },
 		{ "stage-timing", no_argument, NULL, 'T' },
 		{ "state-dir", required_argument, NULL, 'S' },
+		{ "control-socket", required_argument, NULL, 'C' },
 		{ "max-persistent-grants", required_argument, NULL, 'G' },
 		{ "ring-buffer-mib", required_argument, NULL, 'R' },
 		{ "buffer-mib", required_argument, NULL, 'B' },
@@ -209,6 +213,9 @@ int options_parse(struct options *opts, int argc, char **argv)
 			break;
 		case 'S':
 			opts->state_dir = optarg;
+			break;
+		case 'C':
+			opts->control_socket = optarg;
 			break;
 		case 'G':
 			if (parse_number(optarg, 65536, &v) || v < 16) {

@@ -24,6 +24,7 @@ struct options {
 	unsigned int buffer_mib; /* bounce memory for all rings together */
 	bool stage_timing; /* time each request's stages */
 	const char *state_dir; /* ring journals; NULL: none */
+	const char *control_socket; /* NULL: <state_dir>/control, if any */
 };
 
 /*

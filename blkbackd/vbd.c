@@ -42,6 +42,8 @@ struct vbd {
 	/* The worker serving each queue's ring; nr_queues is 0 when idle. */
 	struct worker *queue[BLK_MAX_QUEUES];
 	unsigned int nr_queues;
+	struct blk_frontend_summary link; /* as negotiated at Connected */
+	char image_path[VBD_PATH_MAX];
 	bool domain_gone;
 	bool failed; /* a fatal error was reported */
 };
@@ -325,6 +327,8 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms)
 			 strerror(-ret), open_advice(ret));
 	} else {
 		v->image_open = true;
+		snprintf(v->image_path, sizeof(v->image_path), "%s",
+			 image_path(params));
 		/*
 		 * Chosen here, not at InitWait, so that a daemon resuming a
 		 * connected device knows what its predecessor offered.
@@ -498,6 +502,9 @@ static void vbd_connect(struct vbd *v)
 	v->sector_size = vbd_sector_size(v, &fe);
 	if (vbd_connect_queues(v, &fe) < 0)
 		return;
+	v->link = (struct blk_frontend_summary){ .abi = abi_name(fe.abi),
+						 .ring_order = fe.ring_order,
+						 .persistent = fe.persistent };
 	disk = (struct blk_disk_info){
 		.sectors = vbd_capacity(v),
 		.info = vbd_info(v),
@@ -813,5 +820,28 @@ void vbd_log_stats_all(struct daemon *d)
 			continue;
 		vbd_stats(v, &sum);
 		stats_log(v->name, &sum);
+	}
+}
+
+void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next) {
+		struct vbd_info info = {
+			.domid = v->fe_domid,
+			.devid = v->devid,
+			.name = v->name,
+			.image = v->image_path,
+			.connected = v->nr_queues > 0,
+			.failed = v->failed,
+			.nr_queues = v->nr_queues,
+			.link = v->link,
+			.sectors = v->image_open ? vbd_capacity(v) : 0,
+			.sector_size = v->sector_size,
+			.readonly = v->image_open && v->image.readonly,
+			.features = v->features,
+		};
+
+		vbd_stats(v, &info.stats);
+		fn(&info, arg);
 	}
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "blkbackd/daemon.h"
+#include "libblk/stats.h"
+#include "libblk/xenbus.h"
 
 /* Watch tokens. */
 #define VBD_TOKEN_BACKEND "backend"
@@ -25,6 +27,35 @@ void vbd_domains_released(struct daemon *d);
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
+/* What a connected ring pair was negotiated with. */
+struct blk_frontend_summary {
+	const char *abi; /* NULL until connected */
+	unsigned int ring_order;
+	bool persistent;
+};
+
+/* One device as the control socket shows it (blkbackctl list/stats). */
+struct vbd_info {
+	uint32_t domid;
+	uint32_t devid;
+	const char *name;
+	const char *image; /* "" until opened */
+	bool connected;
+	bool failed;
+	unsigned int nr_queues;
+	struct blk_frontend_summary link;
+	uint64_t sectors; /* in sector_size units */
+	uint32_t sector_size;
+	bool readonly;
+	struct blk_backend_features features; /* as offered at InitWait */
+	struct blk_stats stats; /* summed over its queues */
+};
+
+typedef void (*vbd_visit_fn)(const struct vbd_info *info, void *arg);
+
+/* Call @fn for every device, in the main thread. */
+void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg);
+
 /* Log every connected disk's counters and stage times (SIGUSR1). */
 void vbd_log_stats_all(struct daemon *d);
 

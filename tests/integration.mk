@@ -20,6 +20,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-resize.sh \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \
+	tests/blkbackctl.sh \
 	tests/vbd-crash-publish.sh \
 	tests/vbd-buffer-budget.sh \
 	tests/vbd-image-errors.sh \

@@ -18,3 +18,10 @@ tools/systemd/blkbackd.service: $(srcdir)/tools/systemd/blkbackd.service.in Make
 # Packaging tests: the install layout and the hotplug script.
 TESTS += tests/install.sh tests/hotplug.sh
 EXTRA_DIST += tests/install.sh tests/hotplug.sh
+
+# blkbackctl: the control socket's client.
+sbin_PROGRAMS += tools/blkbackctl/blkbackctl
+tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c
+tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
+	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
+tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS)

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control socket's server side: requests in, JSON out (json-c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "blkbackd/control.h"
+#include "blkbackd/log.h"
+#include "blkbackd/vbd.h"
+
+#define REQUEST_MAX 128
+#define CLIENT_TIMEOUT_MS 1000
+
+int control_listen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	mode_t old_mask;
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A socket left by a crashed daemon; nothing else is removed. */
+	if (unlink(path) < 0 && errno != ENOENT) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	old_mask = umask(0177);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (ret == 0)
+		ret = listen(fd, 8);
+	if (ret < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static json_object *op_counters(const struct blk_stats *s, unsigned int op)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "requests",
+			       json_object_new_uint64(s->requests[op]));
+	json_object_object_add(o, "sectors",
+			       json_object_new_uint64(s->sectors[op]));
+	json_object_object_add(o, "errors",
+			       json_object_new_uint64(s->errors[op]));
+	return o;
+}
+
+static json_object *stage_times(const struct blk_stage_time *t)
+{
+	json_object *o = json_object_new_object();
+	json_object *hist = json_object_new_array();
+
+	json_object_object_add(o, "count", json_object_new_uint64(t->n));
+	json_object_object_add(o, "mean_us",
+			       json_object_new_double(blk_stage_mean_us(t)));
+	json_object_object_add(o, "p50_us",
+			       json_object_new_double(blk_stage_p50_us(t)));
+	for (unsigned int b = 0; b < BLK_HIST_BUCKETS; b++)
+		json_object_array_add(hist, json_object_new_uint64(t->hist[b]));
+	/* Bucket b: [2^(b-1), 2^b) microseconds; bucket 0: under 1. */
+	json_object_object_add(o, "log2_us_histogram", hist);
+	return o;
+}
+
+static const char *state_of(const struct vbd_info *v)
+{
+	if (v->failed)
+		return "failed";
+	return v->connected ? "connected" : "waiting";
+}
+
+static json_object *device_id(const struct vbd_info *v)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "domid", json_object_new_int64(v->domid));
+	json_object_object_add(o, "devid", json_object_new_int64(v->devid));
+	json_object_object_add(o, "name", json_object_new_string(v->name));
+	return o;
+}
+
+static void add_listing(const struct vbd_info *v, void *arg)
+{
+	json_object *o = device_id(v), *f = json_object_new_object();
+
+	json_object_object_add(o, "image", json_object_new_string(v->image));
+	json_object_object_add(o, "state", json_object_new_string(state_of(v)));
+	json_object_object_add(o, "queues", json_object_new_int(v->nr_queues));
+	if (v->connected) {
+		json_object_object_add(o, "abi",
+				       json_object_new_string(v->link.abi));
+		json_object_object_add(o, "ring_order",
+				       json_object_new_int(v->link.ring_order));
+		json_object_object_add(
+			o, "grants",
+			json_object_new_string(v->link.persistent ? "persistent"
+								  : "copy"));
+	}
+	json_object_object_add(o, "sectors", json_object_new_uint64(v->sectors));
+	json_object_object_add(o, "sector_size",
+			       json_object_new_int(v->sector_size));
+	json_object_object_add(o, "readonly",
+			       json_object_new_boolean(v->readonly));
+	json_object_object_add(f, "flush",
+			       json_object_new_boolean(v->features.flush));
+	json_object_object_add(f, "barrier",
+			       json_object_new_boolean(v->features.barrier));
+	json_object_object_add(f, "discard",
+			       json_object_new_boolean(v->features.discard));
+	json_object_object_add(f, "persistent",
+			       json_object_new_boolean(v->features.persistent));
+	json_object_object_add(
+		f, "max_indirect_segments",
+		json_object_new_int(v->features.max_indirect_segments));
+	json_object_object_add(o, "offered", f);
+	json_object_array_add(arg, o);
+}
+
+struct stats_query {
+	json_object *devices;
+	uint32_t domid, devid;
+	bool one; /* only domid/devid */
+};
+
+static void add_stats(const struct vbd_info *v, void *arg)
+{
+	struct stats_query *q = arg;
+	const struct blk_stats *s = &v->stats;
+	json_object *o, *stages;
+
+	if (q->one && (v->domid != q->domid || v->devid != q->devid))
+		return;
+	o = device_id(v);
+	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++)
+		json_object_object_add(o, blk_stat_op_name(op),
+				       op_counters(s, op));
+	json_object_object_add(o, "rejected",
+			       json_object_new_uint64(s->rejected));
+	json_object_object_add(o, "waited_for_buffers",
+			       json_object_new_uint64(s->parked_no_buffers));
+	json_object_object_add(o, "merged", json_object_new_uint64(s->merged));
+	stages = json_object_new_object();
+	for (unsigned int st = 0; st < BLK_NR_STAGES; st++)
+		json_object_object_add(stages, blk_stage_name(st),
+				       stage_times(&s->stage[st]));
+	json_object_object_add(o, "stages_us", stages);
+	json_object_array_add(q->devices, o);
+}
+
+static json_object *error_reply(const char *msg)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+/* The reply to one request line. */
+static json_object *answer(struct daemon *d, const char *req)
+{
+	json_object *reply = json_object_new_object();
+	struct stats_query q = { .devices = json_object_new_array() };
+	char extra;
+
+	if (strcmp(req, "list") == 0) {
+		vbd_visit_all(d, add_listing, q.devices);
+	} else if (strcmp(req, "stats") == 0) {
+		vbd_visit_all(d, add_stats, &q);
+	} else if (sscanf(req, "stats %" SCNu32 "/%" SCNu32 "%c", &q.domid,
+			  &q.devid, &extra) == 2) {
+		q.one = true;
+		vbd_visit_all(d, add_stats, &q);
+		if (!json_object_array_length(q.devices)) {
+			json_object_put(q.devices);
+			json_object_put(reply);
+			return error_reply("no such device");
+		}
+	} else {
+		json_object_put(q.devices);
+		json_object_put(reply);
+		return error_reply("unknown request (list, stats [DOMID/DEVID])");
+	}
+	json_object_object_add(reply, "devices", q.devices);
+	return reply;
+}
+
+/* One line, at most REQUEST_MAX bytes, within the client timeout. */
+static int read_request(int fd, char *buf, size_t len)
+{
+	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_MS / 1000 };
+	size_t got = 0;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	while (got < len - 1) {
+		ssize_t n = read(fd, buf + got, len - 1 - got);
+
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (memchr(buf, '\n', got))
+			break;
+	}
+	buf[got] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
+}
+
+static void write_all(int fd, const char *s)
+{
+	size_t left = strlen(s);
+
+	while (left) {
+		ssize_t n = send(fd, s, left, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return;
+		s += n;
+		left -= (size_t)n;
+	}
+}
+
+void control_serve_one(struct daemon *d, int listen_fd)
+{
+	char req[REQUEST_MAX];
+	json_object *reply;
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (read_request(fd, req, sizeof(req)) < 0) {
+		close(fd);
+		return;
+	}
+	reply = answer(d, req);
+	write_all(fd, json_object_to_json_string_ext(
+			      reply, JSON_C_TO_STRING_PLAIN));
+	write_all(fd, "\n");
+	json_object_put(reply);
+	close(fd);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket: a unix stream socket on which each connection sends
+ * one request line and gets one JSON document back (blkbackctl(8)).
+ *
+ *   list                 every device: domain, vdev, image, state and what
+ *                        was negotiated
+ *   stats [DOMID/DEVID]  per-device counters and stage times
+ *
+ * Root-only by default: the socket is created with mode 0600. Served by
+ * the main thread, one client at a time, with a short receive timeout so
+ * that a stuck client cannot hold the daemon.
+ */
+#ifndef BLKBACKD_CONTROL_H
+#define BLKBACKD_CONTROL_H
+
+struct daemon;
+
+/* Listen on @path (replacing a stale socket). Returns the fd or -errno. */
+int control_listen(const char *path);
+
+/* Accept one client on @listen_fd and answer its request. */
+void control_serve_one(struct daemon *d, int listen_fd);
+
+#endif /* BLKBACKD_CONTROL_H */
