@@ -21,7 +21,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
-	tests/vbd-crash-publish.sh \
+	tests/vbd-crash-points.sh \
+	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \
 	tests/vbd-image-errors.sh \
 	tests/vbd-large-sectors.sh \
