@@ -36,6 +36,8 @@ delete
 bt 1
 $end
 EOC
+	# LeakSanitizer cannot run under ptrace: no leak check for this one.
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		gdb -batch -nx -x "$WORK/gdb.cmd" --args "$BLKBACKD" \
 		--log-level debug --state-dir "$WORK/state" \
