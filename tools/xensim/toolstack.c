@@ -343,10 +343,8 @@ static int write_backend_keys(struct xs_handle *xs, xs_transaction_t t,
 		      ?: write_key(xs, t, be, "mode", "%s",
 				   d->readonly ? "r" : "w");
 	ret = ret ?: write_key(xs, t, be, "type", "phy");
-	ret = ret
-		      ?: write_key(xs, t, be, "script", "%s",
-				   d->script ? d->script
-					     : TOOLSTACK_DEFAULT_SCRIPT);
+	if (d->script)
+		ret = ret ?: write_key(xs, t, be, "script", "%s", d->script);
 	ret = ret ?: write_key(xs, t, be, "online", "1");
 	ret = ret ?: write_key(xs, t, be, "removable", "0");
 	ret = ret ?: write_key(xs, t, be, "bootable", "1");
@@ -396,7 +394,9 @@ static int write_disk_nodes(struct xs_handle *xs, xs_transaction_t t,
 /*
  * Run the hotplug script as libxl does: XENBUS_PATH relative to the
  * backend domain's home, the action as the only argument. A script that
- * fails or leaves `hotplug-error` fails the operation.
+ * exits non-zero fails the operation, with its `hotplug-error` as the
+ * message when it left one (device_hotplug_child_death_cb reads it only
+ * then, and logs "script: <hotplug-error>").
  */
 static int run_hotplug_script(struct xs_handle *xs, const struct disk_paths *p,
 			      const char *action, struct toolstack_error *err)
@@ -430,21 +430,19 @@ static int run_hotplug_script(struct xs_handle *xs, const struct disk_paths *p,
 		if (errno != EINTR)
 			return -errno;
 	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
 	snprintf(errpath, sizeof(errpath), "%s/hotplug-error", p->be);
 	hp_err = xs_read(xs, XBT_NULL, errpath, &len);
 	if (hp_err) {
-		set_error(err, "hotplug script %s %s: %s", script, action,
-			  hp_err);
+		set_error(err, "script: %s", hp_err);
 		free(hp_err);
-		return -EIO;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	} else {
 		set_error(err, "hotplug script %s %s failed (status %d)",
 			  script, action,
 			  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		return -EIO;
 	}
-	return 0;
+	return -EIO;
 }
 
 int toolstack_disk_attach(struct xs_handle *xs,
@@ -475,9 +473,11 @@ int toolstack_disk_attach(struct xs_handle *xs,
 			  p.be, XB_INITWAIT, last);
 		return ret;
 	}
-	if (disk->script)
-		return run_hotplug_script(xs, &p, "add", err);
-	return 0;
+	if (!disk->script)
+		return 0;
+	if (disk->script_delay_ms)
+		usleep(disk->script_delay_ms * 1000u);
+	return run_hotplug_script(xs, &p, "add", err);
 }
 
 static int write_unplug(struct xs_handle *xs, xs_transaction_t t,

@@ -44,7 +44,20 @@ struct toolstack_disk {
 	const char *vdev; /* "xvda" */
 	const char *target; /* image path, written verbatim as `params` */
 	bool readonly;
-	const char *script; /* hotplug script, NULL = none (--no-script) */
+	/*
+	 * The hotplug script, written to the backend's `script` node and run
+	 * with `add` once the backend is in InitWait. NULL: a toolstack that
+	 * runs no script and writes no `script` node (--no-script), so the
+	 * backend has no hotplug-status to wait for. libxl itself always
+	 * writes one for a vbd.
+	 */
+	const char *script;
+	/*
+	 * How long to wait between seeing InitWait and running the script,
+	 * as a slow script or a busy xl would: a backend that connects
+	 * without waiting for hotplug-status shows up in that window.
+	 */
+	unsigned int script_delay_ms;
 	const char *device_type; /* "disk" (NULL) or "cdrom" */
 	/* discard-enable=0 even when writable (zero: libxl's default). */
 	bool no_discard;
@@ -58,7 +71,9 @@ struct toolstack_error {
 
 /*
  * Plug @disk: both xenstore trees in one transaction, wait up to 10 s for
- * backend state 2, then run the hotplug script with `add`.
+ * backend state 2, then run the hotplug script with `add`. As libxl, a
+ * script that exits non-zero fails the attach, and its `hotplug-error`
+ * (read only then) is the message in @err.
  */
 int toolstack_disk_attach(struct xs_handle *xs,
 			  const struct toolstack_disk *disk,

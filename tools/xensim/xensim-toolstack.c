@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"0|1]\n"
 		"                [--backend-domid N] [--script PATH | "
 		"--no-script]\n"
+		"                [--script-delay-ms MS]\n"
 		"       xensim-toolstack detach DOMID VDEV [--backend-domid "
 		"N]\n"
 		"                [--script PATH | --no-script] [--keep-nodes]\n"
@@ -56,6 +57,7 @@ struct options {
 	const char *script;
 	const char *device_type;
 	bool no_discard;
+	uint32_t script_delay_ms;
 };
 
 enum {
@@ -68,6 +70,7 @@ enum {
 	OPT_REMOVE_BACKENDS,
 	OPT_DEVICE_TYPE,
 	OPT_DISCARD,
+	OPT_SCRIPT_DELAY,
 };
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -82,6 +85,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "remove-backends", no_argument, NULL, OPT_REMOVE_BACKENDS },
 		{ "device-type", required_argument, NULL, OPT_DEVICE_TYPE },
 		{ "discard-enable", required_argument, NULL, OPT_DISCARD },
+		{ "script-delay-ms", required_argument, NULL,
+		  OPT_SCRIPT_DELAY },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -123,6 +128,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (strcmp(optarg, "0") && strcmp(optarg, "1"))
 				return -EINVAL;
 			o->no_discard = optarg[0] == '0';
+			break;
+		case OPT_SCRIPT_DELAY:
+			if (parse_u32(optarg, &o->script_delay_ms) < 0 ||
+			    o->script_delay_ms > 60000)
+				return -EINVAL;
 			break;
 		case 'h':
 			usage(stdout);
@@ -166,7 +176,8 @@ static int run_command(struct xs_handle *xs, const char *simdir,
 				       .readonly = o->readonly,
 				       .script = hotplug_script(o),
 				       .device_type = o->device_type,
-				       .no_discard = o->no_discard };
+				       .no_discard = o->no_discard,
+				       .script_delay_ms = o->script_delay_ms };
 	uint32_t domid;
 	int ret;
 
