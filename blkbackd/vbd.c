@@ -174,9 +174,46 @@ static void vbd_forget(struct vbd *v)
 /* ---- failure ---- */
 
 /*
- * A fatal error for this device: log it with what to do, tell the
- * toolstack through the backend's error node and go to Closing, as
- * Linux's backends do.
+ * The text of the backend's error node: what xl prints, so it names the
+ * disk as the user wrote it ("xvda of domain 5") as well as the device.
+ */
+static void vbd_error_text(struct vbd *v, const char *msg, char *out,
+			   size_t len)
+{
+	char *dev;
+
+	if (xenbus_read_str(v->d->xs, v->be, "dev", &dev) == 0) {
+		snprintf(out, len,
+			 "blkbackd: %s of domain %" PRIu32 " (%s): %s", dev,
+			 v->fe_domid, v->name, msg);
+		free(dev);
+	} else {
+		snprintf(out, len, "blkbackd: %s: %s", v->name, msg);
+	}
+}
+
+/*
+ * Record a fatal error for this device: log it with what to do, write it
+ * to the backend's error node and switch to @state, in one transaction.
+ */
+static void vbd_report(struct vbd *v, enum xenbus_state state, const char *msg)
+{
+	char text[768];
+	int ret;
+
+	log_err("%s: %s", v->name, msg);
+	vbd_disconnect(v);
+	v->failed = true;
+	vbd_error_text(v, msg, text, sizeof(text));
+	ret = xenbus_switch_state(v->d->xs, v->be, state, text);
+	if (ret < 0 && ret != -ENOENT)
+		log_err("%s: cannot publish the error: %s", v->name,
+			strerror(-ret));
+}
+
+/*
+ * A fatal error for this device: reported as above, and the device goes
+ * to Closing, as Linux's backends do.
  */
 static void vbd_fail(struct vbd *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -189,10 +226,64 @@ static void vbd_fail(struct vbd *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_err("%s: %s", v->name, msg);
-	vbd_disconnect(v);
-	v->failed = true;
-	xenbus_switch_state(v->d->xs, v->be, XenbusStateClosing, msg);
+	vbd_report(v, XenbusStateClosing, msg);
+}
+
+/* ---- the hotplug script ---- */
+
+static bool vbd_has_script(struct vbd *v)
+{
+	char *script;
+	bool has;
+
+	if (xenbus_read_str(v->d->xs, v->be, "script", &script) < 0)
+		return false;
+	has = script[0] != '\0';
+	free(script);
+	return has;
+}
+
+/*
+ * libxl runs the script named by the backend's `script` node once the
+ * backend is in InitWait, and in the domain that waits for the device only
+ * when the backend is in the toolstack's domain (0); for a driver domain,
+ * `xl devd` runs it there and dom0's xl waits for InitWait alone.
+ */
+static bool vbd_script_reports_to_xl(struct vbd *v)
+{
+	return v->d->domid == 0 && vbd_has_script(v);
+}
+
+enum hotplug_state {
+	HOTPLUG_PENDING, /* the script has not reported yet */
+	HOTPLUG_CONNECTED, /* it reported success, or there is none */
+	HOTPLUG_FAILED, /* it reported an error */
+};
+
+/*
+ * Where the hotplug script stands. libxl and Xen's scripts count on a
+ * vbd not connecting before its script wrote `hotplug-status=connected`
+ * (kernel blkback cannot: it waits for the script's physical-device), so
+ * a device with a script waits for it. The backend watch covers the node,
+ * so the write itself wakes the device up.
+ */
+static enum hotplug_state vbd_hotplug_state(struct vbd *v)
+{
+	enum hotplug_state st;
+	char *status;
+
+	if (!vbd_has_script(v))
+		return HOTPLUG_CONNECTED;
+	if (xenbus_read_str(v->d->xs, v->be, "hotplug-status", &status) < 0)
+		return HOTPLUG_PENDING;
+	if (strcmp(status, "connected") == 0)
+		st = HOTPLUG_CONNECTED;
+	else if (strcmp(status, "error") == 0)
+		st = HOTPLUG_FAILED;
+	else
+		st = HOTPLUG_PENDING;
+	free(status);
+	return st;
 }
 
 /* ---- the backend's own configuration ---- */
@@ -299,20 +390,34 @@ static void vbd_choose_features(struct vbd *v)
  */
 #define RESUME_LOCK_WAIT_MS 5000
 
-static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms)
+/* An image of no whole sector, which no guest could use. */
+static bool vbd_image_empty(const struct vbd *v)
 {
+	return v->image.sectors == 0 && !v->cdrom;
+}
+
+/*
+ * Open the image the toolstack named. On failure, @why (of @why_len bytes)
+ * says what is wrong and what to do about it.
+ */
+static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
+			  size_t why_len)
+{
+	const char *path;
 	char *params;
 	bool readonly;
 	int ret;
 
 	ret = xenbus_read_str(v->d->xs, v->be, "params", &params);
 	if (ret < 0) {
-		vbd_fail(v, "no params node: the toolstack must write the "
-			    "image path there");
+		snprintf(why, why_len,
+			 "no params node: the toolstack must "
+			 "write the image path there");
 		return ret;
 	}
+	path = image_path(params);
 	if (read_mode(v, &readonly) < 0) {
-		vbd_fail(v, "mode must be 'r' or 'w'");
+		snprintf(why, why_len, "mode must be 'r' or 'w'");
 		free(params);
 		return -EINVAL;
 	}
@@ -320,11 +425,19 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms)
 	v->removable = read_flag(v, "removable", "1");
 	readonly = readonly || v->cdrom;
 
-	ret = blk_image_open(&v->image, image_path(params), readonly,
-			     v->d->opts.cache, lock_wait_ms);
+	ret = blk_image_open(&v->image, path, readonly, v->d->opts.cache,
+			     lock_wait_ms);
 	if (ret < 0) {
-		vbd_fail(v, "cannot open image %s: %s; %s", image_path(params),
+		snprintf(why, why_len, "cannot open image %s: %s; %s", path,
 			 strerror(-ret), open_advice(ret));
+	} else if (vbd_image_empty(v)) {
+		blk_image_close(&v->image);
+		snprintf(why, why_len,
+			 "image %s is empty (smaller than one 512-byte "
+			 "sector); give it a size (truncate -s SIZE) or fix "
+			 "the target= of the guest's disk line",
+			 path);
+		ret = -EINVAL;
 	} else {
 		v->image_open = true;
 		snprintf(v->image_path, sizeof(v->image_path), "%s",
@@ -338,27 +451,73 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms)
 			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
 				   "serving it through the page cache "
 				   "(flushes still reach the disk)",
-				   v->name, image_path(params));
+				   v->name, path);
 		if (v->image.tail_ignored)
 			log_warn("%s: %s is not a multiple of 512 bytes; the "
 				 "guest sees the image without its last "
 				 "partial sector",
-				 v->name, image_path(params));
-		log_info("%s: image %s, %" PRIu64 " sectors%s", v->name,
-			 image_path(params), v->image.sectors,
-			 readonly ? ", read-only" : "");
+				 v->name, path);
+		log_info("%s: image %s, %" PRIu64 " sectors%s", v->name, path,
+			 v->image.sectors, readonly ? ", read-only" : "");
 	}
 	free(params);
 	return ret;
 }
 
+/*
+ * A daemon resuming a device its predecessor offered or connected: the
+ * image is opened again, or the device fails.
+ */
+static int vbd_reopen_image(struct vbd *v)
+{
+	char why[512];
+	int ret;
+
+	if (v->image_open)
+		return 0;
+	ret = vbd_open_image(v, RESUME_LOCK_WAIT_MS, why, sizeof(why));
+	if (ret < 0)
+		vbd_fail(v, "%s", why);
+	return ret;
+}
+
+/* A device offered again has no error left from its last failure. */
+static void vbd_clear_error(struct vbd *v)
+{
+	char path[VBD_PATH_MAX + 8];
+
+	snprintf(path, sizeof(path), "%s/error", v->be);
+	xs_rm(v->d->xs, XBT_NULL, path);
+}
+
+/*
+ * The disk cannot be served, found before InitWait. libxl waits for
+ * InitWait only (a backend that closes instead just times it out after
+ * 10 s, "unable to add device"), then runs the hotplug script and prints
+ * the script's hotplug-error. So when xl is about to run the script, the
+ * device goes to InitWait with the reason in its error node, where the
+ * script finds it and hands it to xl at once; the device itself closes
+ * once the script has reported. Without such a script it goes to Closing.
+ */
+static void vbd_refuse(struct vbd *v, const char *why)
+{
+	vbd_report(v,
+		   vbd_script_reports_to_xl(v) ? XenbusStateInitWait
+					       : XenbusStateClosing,
+		   why);
+}
+
 /* InitWait: the image is open and the features are published. */
 static void vbd_init_wait(struct vbd *v)
 {
+	char why[512];
 	int ret;
 
-	if (!v->image_open && vbd_open_image(v, 0) < 0)
+	if (!v->image_open && vbd_open_image(v, 0, why, sizeof(why)) < 0) {
+		vbd_refuse(v, why);
 		return;
+	}
+	vbd_clear_error(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
 		log_err("%s: cannot publish InitWait: %s", v->name,
@@ -559,6 +718,47 @@ static bool vbd_closed(struct vbd *v, enum xenbus_state be_state)
 	return true;
 }
 
+/* The frontend is ready: connect once the hotplug script has reported. */
+static void vbd_connect_after_hotplug(struct vbd *v)
+{
+	char *why;
+
+	switch (vbd_hotplug_state(v)) {
+	case HOTPLUG_PENDING:
+		log_debug("%s: frontend ready, waiting for the hotplug "
+			  "script's hotplug-status",
+			  v->name);
+		break;
+	case HOTPLUG_FAILED:
+		if (xenbus_read_str(v->d->xs, v->be, "hotplug-error", &why))
+			why = NULL;
+		vbd_fail(v, "the hotplug script failed (%s); not connecting",
+			 why ? why : "it left no hotplug-error");
+		free(why);
+		break;
+	case HOTPLUG_CONNECTED:
+		if (vbd_reopen_image(v) == 0)
+			vbd_connect(v);
+		break;
+	}
+}
+
+/*
+ * A failed device waits for its frontend to close, then goes Closed as
+ * blkback does; a frontend that starts over from there (Initialising,
+ * after kexec, kdump or a driver reload) gets InitWait and a fresh try.
+ * Until then the only news is the hotplug script reporting the error the
+ * device was refused with: the device then closes, so that the frontend
+ * stops waiting for it too.
+ */
+static void vbd_failed_changed(struct vbd *v, enum xenbus_state be_state,
+			       enum xenbus_state fe_state)
+{
+	if (be_state == XenbusStateInitWait &&
+	    vbd_hotplug_state(v) == HOTPLUG_FAILED)
+		vbd_switch(v, be_state, XenbusStateClosing);
+}
+
 static void vbd_reconcile(struct vbd *v)
 {
 	enum xenbus_state be_state = xenbus_read_state(v->d->xs, v->be);
@@ -583,8 +783,10 @@ static void vbd_reconcile(struct vbd *v)
 		vbd_closed(v, be_state);
 		return;
 	}
-	if (v->failed)
+	if (v->failed) {
+		vbd_failed_changed(v, be_state, fe_state);
 		return;
+	}
 
 	switch (fe_state) {
 	case XenbusStateInitialising:
@@ -599,14 +801,12 @@ static void vbd_reconcile(struct vbd *v)
 	case XenbusStateConnected:
 		if (be_state == XenbusStateInitialising)
 			vbd_init_wait(v);
-		else if (be_state == XenbusStateInitWait ||
-			 be_state == XenbusStateConnected) {
-			/* Connected from an earlier run: resume it. */
-			if (!v->image_open &&
-			    vbd_open_image(v, RESUME_LOCK_WAIT_MS) < 0)
-				return;
+		else if (be_state == XenbusStateInitWait)
+			vbd_connect_after_hotplug(v);
+		else if (be_state == XenbusStateConnected &&
+			 vbd_reopen_image(v) == 0)
+			/* Connected by an earlier run: resume it. */
 			vbd_connect(v);
-		}
 		break;
 	case XenbusStateClosing:
 		vbd_disconnect(v);

@@ -13,6 +13,7 @@
 
 /* Longest path we build: "/local/domain/N/backend/vbd/N/N/" plus a key. */
 #define XENBUS_PATH_MAX 256
+#define XENBUS_VALUE_MAX 1024
 
 static int make_path(char *buf, const char *dir, const char *key)
 {
@@ -84,7 +85,8 @@ static int write_in(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 static int write_in(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 		    const char *key, const char *fmt, ...)
 {
-	char path[XENBUS_PATH_MAX], val[XENBUS_PATH_MAX];
+	/* Values are short but for error messages, which name a path. */
+	char path[XENBUS_PATH_MAX], val[XENBUS_VALUE_MAX];
 	va_list ap;
 	int ret = make_path(path, dir, key);
 

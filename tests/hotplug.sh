@@ -107,6 +107,18 @@ case $err in
 *) fail "hotplug-error is '$err', expected it to name the command" ;;
 esac
 
+# blkbackd refused the disk and left the reason in the error node: "add"
+# hands it to libxl as hotplug-error, and fails.
+be4=backend/vbd/5/51776
+make_backend "$be4"
+reason="blkbackd: xvda of domain 5 (vbd 5/51776): cannot open image"
+xenstore-write "$be4/error" "$reason" || exit 99
+run_script "$be4" add
+[ "$rc" -ne 0 ] || fail "add of a refused disk exited 0"
+expect_node "$be4/hotplug-status" error
+expect_node "$be4/hotplug-error" "$reason"
+grep -q "cannot open image" "$tmp/err" || fail "the reason is not on stderr"
+
 # A device the toolstack already removed: fail, and create nothing.
 gone=backend/vbd/5/51744
 run_script "$gone" add

@@ -25,6 +25,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \
 	tests/vbd-image-errors.sh \
+	tests/vbd-hotplug-order.sh \
 	tests/vbd-large-sectors.sh \
 	tests/vbd-hostile-features.sh
 TESTS += $(INTEGRATION_TESTS)
