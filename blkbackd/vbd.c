@@ -754,6 +754,11 @@ static void vbd_connect_after_hotplug(struct vbd *v)
 static void vbd_failed_changed(struct vbd *v, enum xenbus_state be_state,
 			       enum xenbus_state fe_state)
 {
+	if (fe_state == XenbusStateClosed) {
+		v->failed = false;
+		vbd_closed(v, be_state);
+		return;
+	}
 	if (be_state == XenbusStateInitWait &&
 	    vbd_hotplug_state(v) == HOTPLUG_FAILED)
 		vbd_switch(v, be_state, XenbusStateClosing);

@@ -26,6 +26,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-buffer-budget.sh \
 	tests/vbd-image-errors.sh \
 	tests/vbd-hotplug-order.sh \
+	tests/vbd-recover.sh \
 	tests/vbd-large-sectors.sh \
 	tests/vbd-hostile-features.sh
 TESTS += $(INTEGRATION_TESTS)
