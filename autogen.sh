@@ -13,7 +13,7 @@ set -eu
 DEPS="build-essential pkg-config autoconf automake libtool make
 libxen-dev xenstore-utils xen-utils-4.17
 liburing-dev libsystemd-dev libjson-c-dev
-util-linux diffutils python3 gdb"
+util-linux diffutils e2fsprogs python3 gdb"
 
 install_deps() {
 	if [ "$(id -u)" -ne 0 ]; then

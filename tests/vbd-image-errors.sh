@@ -55,14 +55,18 @@ attach_refused 2 "$WORK/missing.img" "No such file.*check the target="
 # immutable file; others are denied a read-only one.
 guest 3 8M
 cp "$WORK/d3.img" "$WORK/locked.img"
-if [ "$(id -u)" = 0 ]; then
-	chattr +i "$WORK/locked.img" ||
-		fail "chattr +i failed on $WORK (needs ext4, xfs or btrfs)"
+denied=1
+if [ "$(id -u)" != 0 ]; then
+	chmod 0444 "$WORK/locked.img"
+elif chattr +i "$WORK/locked.img" 2>"$WORK/chattr.err"; then
 	after_attach() { chattr -i "$WORK/locked.img"; }
 else
-	chmod 0444 "$WORK/locked.img"
+	denied=
+	note "permission case NOT run: chattr +i fails on $WORK" \
+		"($(cat "$WORK/chattr.err")); set TMPDIR to ext4, xfs or btrfs"
 fi
-attach_refused 3 "$WORK/locked.img" "not permitted\|denied.*read-write access"
+[ -n "$denied" ] &&
+	attach_refused 3 "$WORK/locked.img" "not permitted\|denied.*read-write access"
 after_attach() { :; }
 
 guest 4 8M
