@@ -27,6 +27,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-image-errors.sh \
 	tests/vbd-hotplug-order.sh \
 	tests/vbd-recover.sh \
+	tests/vbd-driver-domain.sh \
 	tests/vbd-large-sectors.sh \
 	tests/vbd-hostile-features.sh
 TESTS += $(INTEGRATION_TESTS)

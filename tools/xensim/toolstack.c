@@ -445,6 +445,16 @@ static int run_hotplug_script(struct xs_handle *xs, const struct disk_paths *p,
 	return -EIO;
 }
 
+/*
+ * libxl runs a disk's hotplug script only when the backend is in its own
+ * domain, 0; for any other ("assuming driver domains") `xl devd` runs it
+ * in the backend's domain.
+ */
+static bool runs_script_here(const struct toolstack_disk *disk)
+{
+	return disk->script && disk->backend_domid == 0;
+}
+
 int toolstack_disk_attach(struct xs_handle *xs,
 			  const struct toolstack_disk *disk,
 			  struct toolstack_error *err)
@@ -473,7 +483,7 @@ int toolstack_disk_attach(struct xs_handle *xs,
 			  p.be, XB_INITWAIT, last);
 		return ret;
 	}
-	if (!disk->script)
+	if (!runs_script_here(disk))
 		return 0;
 	if (disk->script_delay_ms)
 		usleep(disk->script_delay_ms * 1000u);
@@ -528,7 +538,7 @@ int toolstack_disk_detach(struct xs_handle *xs,
 			  p.be, XB_CLOSED, last);
 		first = ret;
 	}
-	if (disk->script) {
+	if (runs_script_here(disk)) {
 		ret = run_hotplug_script(xs, &p, "remove", first ? NULL : err);
 		if (ret < 0 && !first)
 			first = ret;

@@ -46,7 +46,9 @@ struct toolstack_disk {
 	bool readonly;
 	/*
 	 * The hotplug script, written to the backend's `script` node and run
-	 * with `add` once the backend is in InitWait. NULL: a toolstack that
+	 * with `add` once the backend is in InitWait, unless the backend is
+	 * in a driver domain (backend_domid not 0): as libxl, the toolstack
+	 * then runs none, `xl devd` does there. NULL: a toolstack that
 	 * runs no script and writes no `script` node (--no-script), so the
 	 * backend has no hotplug-status to wait for. libxl itself always
 	 * writes one for a vbd.
