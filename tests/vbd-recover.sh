@@ -51,6 +51,7 @@ detach 1
 # the attach failed (hotplug-status=error), so a frontend that starts over
 # is refused again, even with the image there now; a new attach serves it.
 guest 2 8M
+# shellcheck disable=SC2086 # SCRIPT_OPT is empty or one word
 "$TOOLSTACK" attach 2 "$WORK/late.img" xvda $SCRIPT_OPT \
 	>>"$WORK/toolstack.log" 2>&1 &
 BG_PIDS="$BG_PIDS $!"
