@@ -22,7 +22,8 @@ static void usage(FILE *f)
 		"times, fairness, throughput, latency and backend CPU.\n\n"
 		"  -g, --guests LIST     guest counts (default 1,4,10)\n"
 		"  -j, --jobs LIST       randread,randwrite,seqwrite,seqread,"
-		"build (default all)\n"
+		"build,qd1read\n"
+		"                        (default all)\n"
 		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd (default "
 		"all)\n"
 		"  -s, --size BYTES      I/O per guest per job (default 64M)\n"
@@ -31,7 +32,9 @@ static void usage(FILE *f)
 		"  -t, --time SECONDS    stop each guest's job after this "
 		"long\n"
 		"  -r, --repeat N        run everything N times, report "
-		"medians (default 1)\n"
+		"medians and spread\n"
+		"                        (default 1)\n"
+		"      --warmup N        unmeasured passes first (default 1)\n"
 		"  -d, --dir DIR         where the images go (default "
 		"$TMPDIR or /var/tmp)\n"
 		"      --seed N          seed of the I/O patterns\n"
@@ -195,6 +198,7 @@ enum {
 	O_CSV,
 	O_SVG,
 	O_JSON,
+	O_WARMUP,
 };
 
 static const struct option longopts[] = {
@@ -205,6 +209,7 @@ static const struct option longopts[] = {
 	{ "image-size", required_argument, NULL, O_IMAGE_SIZE },
 	{ "time", required_argument, NULL, 't' },
 	{ "repeat", required_argument, NULL, 'r' },
+	{ "warmup", required_argument, NULL, O_WARMUP },
 	{ "dir", required_argument, NULL, 'd' },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "blkbackd", required_argument, NULL, O_BLKBACKD },
@@ -258,6 +263,10 @@ static int parse_one(struct bench_options *o, int c, const char *arg,
 				       cfg->repeat > BENCH_MAX_REPEAT
 			       ? -EINVAL
 			       : 0;
+	case O_WARMUP:
+		return parse_u32(arg, &cfg->warmup) < 0 || cfg->warmup > 10
+			       ? -EINVAL
+			       : 0;
 	case 'd':
 		cfg->dir = arg;
 		return 0;
@@ -305,6 +314,7 @@ static void set_defaults(struct bench_options *o)
 		cfg->arms[cfg->nr_arms++] = (enum bench_arm)a;
 	cfg->size = 64ull << 20;
 	cfg->repeat = 1;
+	cfg->warmup = 1;
 	cfg->seed = 0x626c6b62656e6368ull; /* fixed: runs are comparable */
 	default_paths(o);
 	cfg->blkbackd = o->default_blkbackd;

@@ -8,6 +8,7 @@
 #define BENCH_RESULTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tools/bench/job.h"
@@ -33,7 +34,13 @@ enum bench_cell_status {
 	BENCH_CELL_FAILED,
 };
 
-/* One run of one cell, or the medians of several. */
+/*
+ * One run of one cell, or the medians (or minima, or maxima) of several.
+ * The host figures say what the run started from and ran beside: how much
+ * of the cell's images was in the host page cache before eviction and
+ * when the run started (always 0 unless eviction failed), and how busy
+ * the host's CPUs were (steal: taken by the hypervisor under this VM).
+ */
 struct bench_sample {
 	double wall_seconds;
 	double *guest_seconds; /* n entries */
@@ -43,7 +50,11 @@ struct bench_sample {
 	double p50_us, p99_us;
 	double backend_cpu_us_per_io; /* NaN when not applicable */
 	double guest_cpu_us_per_io;
+	/* p50 minus raw's p50 in the same repeat, job and N; NaN for raw. */
+	double p50_added_us;
 	uint64_t ops, bytes;
+	double cached_before_mib, cached_at_start_mib;
+	double host_busy_pct, host_steal_pct; /* of all CPUs, over the run */
 };
 
 #define BENCH_MAX_REPEAT 25
@@ -58,6 +69,8 @@ struct bench_cell {
 	unsigned int nr_samples;
 	struct bench_sample samples[BENCH_MAX_REPEAT];
 	struct bench_sample median;
+	/* The spread of the repeats: each number's minimum and maximum. */
+	struct bench_sample lo, hi;
 };
 
 struct bench_config {
@@ -71,6 +84,7 @@ struct bench_config {
 	uint64_t image_size;
 	double time_limit;
 	unsigned int repeat;
+	unsigned int warmup; /* unmeasured passes before the first repeat */
 	uint64_t seed;
 	const char *blkbackd;
 	const char *xensim_host;
@@ -83,6 +97,26 @@ struct bench_results {
 	unsigned int nr_cells;
 };
 
+/*
+ * The numbers of a sample by name, for the CSV and JSON writers: the key
+ * they are written under, where the double sits in struct bench_sample,
+ * and the digits worth printing.
+ */
+struct bench_metric {
+	const char *key;
+	size_t offset;
+	int decimals;
+};
+
+extern const struct bench_metric bench_metrics[];
+extern const unsigned int bench_nr_metrics;
+
+static inline double bench_metric_value(const struct bench_sample *s,
+					const struct bench_metric *m)
+{
+	return *(const double *)((const char *)s + m->offset);
+}
+
 const char *bench_arm_name(enum bench_arm arm);
 int bench_arm_lookup(const char *name, enum bench_arm *arm);
 const char *bench_cpu_method_name(enum bench_cpu_method m);
@@ -90,8 +124,11 @@ const char *bench_cpu_method_name(enum bench_cpu_method m);
 struct bench_cell *bench_cell_find(const struct bench_results *r,
 				   enum bench_job_kind job, enum bench_arm arm,
 				   unsigned int n);
-/* Fill cell->median from the samples. */
-int bench_cell_summarise(struct bench_cell *cell);
+/*
+ * Fill every ok cell's median, lo and hi from its samples, after pairing
+ * each sample with raw's sample of the same repeat (p50_added_us).
+ */
+int bench_results_summarise(struct bench_results *r);
 
 /* The targets, evaluated per job from one run's cells. */
 struct bench_target {
@@ -99,12 +136,15 @@ struct bench_target {
 	char name[48]; /* stable key for JSON */
 	char label[96]; /* for people */
 	double value, threshold;
+	double lo, hi; /* the value's spread over the repeats */
 	bool at_least; /* value >= threshold passes, else <= */
 	bool available;
 	bool pass;
 };
 
-/* Up to 4 targets per job into @out; returns how many. */
+#define BENCH_MAX_TARGETS 5
+
+/* Up to BENCH_MAX_TARGETS targets of @job into @out; returns how many. */
 unsigned int bench_targets(const struct bench_results *r,
 			   enum bench_job_kind job, struct bench_target *out);
 
