@@ -271,6 +271,9 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 			   (s->wall_seconds * ncpu) * 100;
 	s->host_steal_pct = (r->host_steal[1] - r->host_steal[0]) /
 			    (s->wall_seconds * ncpu) * 100;
+	s->host_others_pct = (r->host_busy[1] - r->host_busy[0] - guests_cpu -
+			      (r->arm == BENCH_ARM_BLKBACKD ? cpu : 0)) /
+			     (s->wall_seconds * ncpu) * 100;
 	if (s->p50_us > s->p99_us || s->p99_us > slack * 1e6 * 1.04) {
 		snprintf(why, why_len, "sanity: p50 %.0f us, p99 %.0f us",
 			 s->p50_us, s->p99_us);
@@ -301,11 +304,13 @@ static void print_sample(const struct arm_run *r, const struct bench_sample *s)
 	fprintf(stderr,
 		"%s%s %-9s %-8s N=%-4u guests %.2f-%.2f s (max/min "
 		"%.3f), %.1f MB/s, %.0f IOPS, p50 %.0f p99 %.0f us, host "
-		"busy %.0f%% steal %.0f%%, cached %.0f MiB before eviction\n",
+		"busy %.0f%% (others %.0f%%) steal %.0f%%, cached %.0f MiB "
+		"before eviction\n",
 		r->b->tty ? "\r" : "", run_label(r->b, label, sizeof(label)),
 		bench_job_name(r->cell->job), bench_arm_name(r->arm),
 		r->cell->n, lo, hi, s->fairness, s->mbps, s->iops, s->p50_us,
-		s->p99_us, s->host_busy_pct, s->host_steal_pct,
+		s->p99_us, s->host_busy_pct, s->host_others_pct,
+		s->host_steal_pct,
 		s->cached_before_mib);
 }
 

@@ -190,6 +190,7 @@ static void csv_number(FILE *f, double v, int decimals)
 static const char *const csv_appended[] = {
 	"latency_p50_added_over_raw_us", "image_cache_before_eviction_mib",
 	"image_cache_at_start_mib", "host_busy_pct", "host_steal_pct",
+	"host_others_pct",
 };
 #define NR_APPENDED (sizeof(csv_appended) / sizeof(csv_appended[0]))
 

@@ -31,6 +31,7 @@ const struct bench_metric bench_metrics[] = {
 	METRIC("image_cache_at_start_mib", cached_at_start_mib, 1),
 	METRIC("host_busy_pct", host_busy_pct, 1),
 	METRIC("host_steal_pct", host_steal_pct, 1),
+	METRIC("host_others_pct", host_others_pct, 1),
 };
 
 const unsigned int bench_nr_metrics =
@@ -134,6 +135,7 @@ GETTER(cached_before_mib)
 GETTER(cached_at_start_mib)
 GETTER(host_busy_pct)
 GETTER(host_steal_pct)
+GETTER(host_others_pct)
 
 static double get_guest(const struct bench_sample *s, unsigned int g)
 {
@@ -170,6 +172,7 @@ static int summarise_cell(struct bench_cell *c)
 	SUMMARISE(c, cached_at_start_mib);
 	SUMMARISE(c, host_busy_pct);
 	SUMMARISE(c, host_steal_pct);
+	SUMMARISE(c, host_others_pct);
 	stats_of(c, get_ops, 0, &ops, &lo, &hi);
 	m->ops = (uint64_t)ops;
 	stats_of(c, get_bytes, 0, &bytes, &lo, &hi);

@@ -39,7 +39,9 @@ enum bench_cell_status {
  * The host figures say what the run started from and ran beside: how much
  * of the cell's images was in the host page cache before eviction and
  * when the run started (always 0 unless eviction failed), and how busy
- * the host's CPUs were (steal: taken by the hypervisor under this VM).
+ * the host's CPUs were (steal: taken by the hypervisor under this VM;
+ * others: busy minus the guests and the daemon, i.e. everything else on
+ * the host, which for the loop arms includes the loop device's workers).
  */
 struct bench_sample {
 	double wall_seconds;
@@ -54,7 +56,8 @@ struct bench_sample {
 	double p50_added_us;
 	uint64_t ops, bytes;
 	double cached_before_mib, cached_at_start_mib;
-	double host_busy_pct, host_steal_pct; /* of all CPUs, over the run */
+	/* Percent of all CPUs over the run. */
+	double host_busy_pct, host_steal_pct, host_others_pct;
 };
 
 #define BENCH_MAX_REPEAT 25
