@@ -23,6 +23,7 @@
 #include "tools/bench/engine-blkif.h"
 #include "tools/bench/engine-uring.h"
 #include "tools/bench/guests.h"
+#include "tools/bench/idle.h"
 #include "tools/bench/images.h"
 #include "tools/bench/loopdev.h"
 #include "tools/bench/options.h"
@@ -37,6 +38,7 @@ struct bench {
 	char workdir[PATH_MAX];
 	struct xenhost host;
 	bool host_up;
+	struct idle_set idle; /* the idle guests attached while jobs run */
 	unsigned int run, nr_runs;
 	bool warming; /* unmeasured runs: label them so */
 	bool tty;
@@ -432,7 +434,7 @@ static void make_cells(struct bench *b)
 	b->results.cfg = cfg;
 	b->results.nr_cells = cfg->nr_jobs * cfg->nr_arms * cfg->nr_guests;
 	b->results.cells =
-		calloc(b->results.nr_cells, sizeof(struct bench_cell));
+		calloc(b->results.nr_cells + 1, sizeof(struct bench_cell));
 	if (!b->results.cells)
 		die("out of memory");
 	for (unsigned int j = 0; j < cfg->nr_jobs; j++)
@@ -445,14 +447,6 @@ static void make_cells(struct bench *b)
 				c->n = cfg->guests[g];
 				c->cpu_method = cpu_method_of(c->arm);
 			}
-}
-
-static bool arm_selected(const struct bench_config *cfg, enum bench_arm arm)
-{
-	for (unsigned int a = 0; a < cfg->nr_arms; a++)
-		if (cfg->arms[a] == arm)
-			return true;
-	return false;
 }
 
 /* Mark every cell of @arm skipped, before anything ran. */
@@ -476,8 +470,8 @@ static void check_arms(struct bench *b)
 	const struct bench_config *cfg = b->cfg;
 	char why[512];
 
-	if ((arm_selected(cfg, BENCH_ARM_LOOP) ||
-	     arm_selected(cfg, BENCH_ARM_LOOP_DIO)) &&
+	if ((bench_config_has_arm(cfg, BENCH_ARM_LOOP) ||
+	     bench_config_has_arm(cfg, BENCH_ARM_LOOP_DIO)) &&
 	    access("/dev/loop-control", R_OK | W_OK) < 0) {
 		snprintf(why, sizeof(why),
 			 "no loop devices: /dev/loop-control: %s (run as "
@@ -486,7 +480,7 @@ static void check_arms(struct bench *b)
 		skip_arm(b, BENCH_ARM_LOOP, why);
 		skip_arm(b, BENCH_ARM_LOOP_DIO, why);
 	}
-	if (arm_selected(cfg, BENCH_ARM_BLKBACKD)) {
+	if (bench_config_has_arm(cfg, BENCH_ARM_BLKBACKD)) {
 		fprintf(stderr,
 			"blkback-bench: starting the simulated host "
 			"and %s\n",
@@ -498,6 +492,79 @@ static void check_arms(struct bench *b)
 		else
 			b->host_up = true;
 	}
+}
+
+static void print_usage(const char *who, const struct proc_usage *u)
+{
+	fprintf(stderr, "  %-22s RSS %7.1f MiB, %5u fds (limit %lu), %4u threads\n",
+		who, u->rss_mib, u->fds, u->nofile_limit, u->threads);
+}
+
+static void print_idle(const struct idle_figures *f)
+{
+	fprintf(stderr,
+		"blkback-bench: %u idle guests attached in %.2f s (plug %.2f "
+		"s, frontends %.2f s)\n",
+		f->guests, f->attach_seconds, f->plug_seconds,
+		f->connect_seconds);
+	print_usage("daemon before", &f->daemon_before);
+	print_usage("daemon with them", &f->daemon);
+	print_usage("frontend server", &f->server);
+	if (f->have_xenstored)
+		print_usage("xenstored", &f->xenstored);
+}
+
+/*
+ * Attach each --idle-guests count in turn, from none; all but the last
+ * are detached again. Runs before the jobs, which then run beside the
+ * last set.
+ */
+static void attach_idle_guests(struct bench *b)
+{
+	const struct bench_config *cfg = b->cfg;
+	char why[512] = "";
+
+	if (!cfg->nr_idle)
+		return;
+	if (b->host_up &&
+	    idle_images_create(b->workdir, cfg->idle[cfg->nr_idle - 1], why,
+			       sizeof(why)) < 0)
+		die(why);
+	for (unsigned int i = 0; i < cfg->nr_idle; i++) {
+		struct idle_figures *f = &b->results.idle[i];
+
+		f->guests = cfg->idle[i];
+		if (!b->host_up) {
+			f->error = -ENOENT;
+			snprintf(f->note, sizeof(f->note),
+				 "the blkbackd arm could not start");
+			continue;
+		}
+		fprintf(stderr, "blkback-bench: attaching %u idle guests\n",
+			f->guests);
+		if (idle_attach(&b->host, &b->idle, f) < 0) {
+			fprintf(stderr, "blkback-bench: %u idle guests: %s\n",
+				f->guests, f->note);
+			continue;
+		}
+		print_idle(f);
+		if (i + 1 < cfg->nr_idle && idle_detach(&b->host, &b->idle, f) < 0)
+			fprintf(stderr, "blkback-bench: detaching %u idle "
+					"guests: %s\n",
+				f->guests, f->note);
+	}
+}
+
+static void detach_idle_guests(struct bench *b)
+{
+	struct idle_figures *f;
+
+	if (!b->cfg->nr_idle || !b->idle.domids)
+		return;
+	f = &b->results.idle[b->cfg->nr_idle - 1];
+	if (idle_detach(&b->host, &b->idle, f) < 0)
+		fprintf(stderr, "blkback-bench: detaching %u idle guests: %s\n",
+			f->guests, f->note);
 }
 
 static void make_workdir(struct bench *b)
@@ -651,13 +718,15 @@ static int summarise(struct bench *b)
 		if (c->status != BENCH_CELL_OK)
 			bad++;
 	}
+	for (unsigned int i = 0; i < b->cfg->nr_idle; i++)
+		bad += b->results.idle[i].error < 0;
 	if (bench_results_summarise(&b->results) < 0)
 		die("out of memory");
 	if (bad)
 		fprintf(stderr,
 			"blkback-bench: %u of %u results skipped or failed "
 			"(see the table)\n",
-			bad, b->results.nr_cells);
+			bad, b->results.nr_cells + b->cfg->nr_idle);
 	return bad ? -EIO : 0;
 }
 
@@ -683,17 +752,24 @@ int main(int argc, char **argv)
 		die("cannot install signal handlers");
 	make_workdir(&b);
 	make_cells(&b);
-	if (images_create(&b.images, b.workdir, max_guests(b.cfg),
+	if (b.cfg->nr_jobs &&
+	    images_create(&b.images, b.workdir, max_guests(b.cfg),
 			  b.cfg->image_size, why, sizeof(why)) < 0)
 		die(why);
+	if (b.cfg->nr_idle)
+		idle_raise_nofile(b.cfg->idle[b.cfg->nr_idle - 1]);
 	check_arms(&b);
+	attach_idle_guests(&b);
 	run_everything(&b);
-	if (b.host_up)
+	if (b.host_up) {
+		detach_idle_guests(&b);
 		xenhost_stop(&b.host);
+	}
 	ret = summarise(&b);
 	if (write_outputs(&b) < 0)
 		ret = -EIO;
 	cleanup_run();
 	images_free(&b.images);
+	idle_images_free();
 	return ret < 0 ? 1 : 0;
 }

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"  -g, --guests LIST     guest counts (default 1,4,10)\n"
 		"  -j, --jobs LIST       randread,randwrite,seqwrite,seqread,"
 		"build,qd1read\n"
-		"                        (default all)\n"
+		"                        (default all; none: only --idle-guests)\n"
 		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd (default "
 		"all)\n"
 		"  -s, --size BYTES      I/O per guest per job (default 64M)\n"
@@ -31,6 +31,10 @@ static void usage(FILE *f)
 		"--size)\n"
 		"  -t, --time SECONDS    stop each guest's job after this "
 		"long\n"
+		"      --idle-guests LIST  attach this many idle guests to "
+		"the daemon first,\n"
+		"                        measure their cost; jobs run with "
+		"the last attached\n"
 		"  -r, --repeat N        run everything N times, report "
 		"medians and spread\n"
 		"                        (default 1)\n"
@@ -128,6 +132,22 @@ static int add_guests(const char *s, void *arg)
 	return 0;
 }
 
+static int add_idle(const char *s, void *arg)
+{
+	struct bench_config *c = arg;
+	unsigned int n;
+
+	if (parse_u32(s, &n) < 0 || n < 1 || n > BENCH_MAX_IDLE_GUESTS)
+		return -EINVAL;
+	for (unsigned int i = 0; i < c->nr_idle; i++)
+		if (c->idle[i] == n)
+			return 0;
+	if (c->nr_idle == BENCH_MAX_IDLE_STEPS)
+		return -E2BIG;
+	c->idle[c->nr_idle++] = n;
+	return 0;
+}
+
 static int add_job(const char *s, void *arg)
 {
 	struct bench_config *c = arg;
@@ -199,6 +219,7 @@ enum {
 	O_SVG,
 	O_JSON,
 	O_WARMUP,
+	O_IDLE,
 };
 
 static const struct option longopts[] = {
@@ -210,6 +231,7 @@ static const struct option longopts[] = {
 	{ "time", required_argument, NULL, 't' },
 	{ "repeat", required_argument, NULL, 'r' },
 	{ "warmup", required_argument, NULL, O_WARMUP },
+	{ "idle-guests", required_argument, NULL, O_IDLE },
 	{ "dir", required_argument, NULL, 'd' },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "blkbackd", required_argument, NULL, O_BLKBACKD },
@@ -247,7 +269,11 @@ static int parse_one(struct bench_options *o, int c, const char *arg,
 		return for_each_item(arg, add_guests, cfg);
 	case 'j':
 		cfg->nr_jobs = 0;
-		return for_each_item(arg, add_job, cfg);
+		return strcmp(arg, "none") ? for_each_item(arg, add_job, cfg)
+					   : 0;
+	case O_IDLE:
+		cfg->nr_idle = 0;
+		return for_each_item(arg, add_idle, cfg);
 	case 'a':
 		cfg->nr_arms = 0;
 		return for_each_item(arg, add_arm, cfg);
@@ -368,12 +394,20 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o,
 			 argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->cfg.nr_guests || !o->cfg.nr_jobs || !o->cfg.nr_arms) {
-		snprintf(why, why_len, "empty --guests, --jobs or --arms");
+	if (!o->cfg.nr_guests || (!o->cfg.nr_jobs && !o->cfg.nr_idle) ||
+	    !o->cfg.nr_arms) {
+		snprintf(why, why_len,
+			 "empty --guests, --jobs or --arms (--jobs none "
+			 "needs --idle-guests)");
+		return -EINVAL;
+	}
+	if (o->cfg.nr_idle && !bench_config_has_arm(&o->cfg, BENCH_ARM_BLKBACKD)) {
+		snprintf(why, why_len, "--idle-guests needs the blkbackd arm");
 		return -EINVAL;
 	}
 	qsort(o->cfg.guests, o->cfg.nr_guests, sizeof(o->cfg.guests[0]),
 	      cmp_uint);
+	qsort(o->cfg.idle, o->cfg.nr_idle, sizeof(o->cfg.idle[0]), cmp_uint);
 	if (!o->cfg.image_size)
 		o->cfg.image_size = o->cfg.size;
 	/* Whole MiB, so that every job's largest operation fits evenly. */

@@ -39,6 +39,16 @@ static const char *status_key(enum bench_cell_status s)
 					 : "not-run";
 }
 
+static json_object *idle_counts(const struct bench_config *cfg)
+{
+	json_object *a = json_object_new_array();
+
+	for (unsigned int i = 0; i < cfg->nr_idle; i++)
+		json_object_array_add(a,
+				      json_object_new_int((int32_t)cfg->idle[i]));
+	return a;
+}
+
 static json_object *config_object(const struct bench_config *cfg)
 {
 	json_object *o = json_object_new_object();
@@ -64,6 +74,7 @@ static json_object *config_object(const struct bench_config *cfg)
 	    cfg->time_limit > 0 ? number_or_null(cfg->time_limit) : NULL);
 	add(o, "repeat", json_object_new_int((int32_t)cfg->repeat));
 	add(o, "warmup", json_object_new_int((int32_t)cfg->warmup));
+	add(o, "idle_guests", idle_counts(cfg));
 	add(o, "seed", json_object_new_int64((int64_t)cfg->seed));
 	add(o, "blkbackd", json_object_new_string(cfg->blkbackd));
 	return o;
@@ -173,6 +184,63 @@ static json_object *targets_array(const struct bench_results *r)
 	return arr;
 }
 
+static json_object *usage_object(const struct proc_usage *u)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "rss_mib", number_or_null(u->rss_mib));
+	add(o, "fds", json_object_new_int((int32_t)u->fds));
+	add(o, "threads", json_object_new_int((int32_t)u->threads));
+	add(o, "nofile_limit", json_object_new_int64((int64_t)u->nofile_limit));
+	return o;
+}
+
+static json_object *idle_array(const struct bench_results *r)
+{
+	json_object *arr = json_object_new_array();
+
+	for (unsigned int i = 0; i < r->cfg->nr_idle; i++) {
+		const struct idle_figures *g = &r->idle[i];
+		json_object *o = json_object_new_object();
+		bool measured = g->attach_seconds > 0;
+
+		add(o, "guests", json_object_new_int((int32_t)g->guests));
+		add(o, "status",
+		    json_object_new_string(g->error < 0 ? "failed" : "ok"));
+		add(o, "note", json_object_new_string(g->note));
+		add(o, "attach_seconds",
+		    measured ? number_or_null(g->attach_seconds) : NULL);
+		add(o, "plug_seconds",
+		    measured ? number_or_null(g->plug_seconds) : NULL);
+		add(o, "connect_seconds",
+		    measured ? number_or_null(g->connect_seconds) : NULL);
+		add(o, "detach_seconds", number_or_null(g->detach_seconds));
+		add(o, "daemon_rss_target_mib",
+		    number_or_null(IDLE_RSS_TARGET_MIB));
+		add(o, "daemon_rss_pass",
+		    measured ? json_object_new_boolean(g->daemon.rss_mib <=
+						       IDLE_RSS_TARGET_MIB)
+			     : NULL);
+		add(o, "attach_target_seconds",
+		    number_or_null(IDLE_ATTACH_TARGET_S));
+		add(o, "attach_pass",
+		    measured ? json_object_new_boolean(g->attach_seconds <=
+						       IDLE_ATTACH_TARGET_S)
+			     : NULL);
+		add(o, "daemon_before",
+		    measured ? usage_object(&g->daemon_before) : NULL);
+		add(o, "daemon", measured ? usage_object(&g->daemon) : NULL);
+		add(o, "frontend_server",
+		    measured ? usage_object(&g->server) : NULL);
+		add(o, "xenstored",
+		    measured && g->have_xenstored
+			    ? usage_object(&g->xenstored)
+			    : NULL);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 int report_json(const char *path, const struct bench_results *r)
 {
 	json_object *doc = json_object_new_object();
@@ -187,6 +255,7 @@ int report_json(const char *path, const struct bench_results *r)
 		json_object_array_add(cells, cell_object(&r->cells[i]));
 	add(doc, "results", cells);
 	add(doc, "targets", targets_array(r));
+	add(doc, "idle_guests", idle_array(r));
 	if (!strcmp(path, "-")) {
 		ret = fputs(json_object_to_json_string_ext(
 				    doc, JSON_C_TO_STRING_PRETTY),

@@ -129,6 +129,47 @@ static void table_targets(FILE *f, const struct bench_results *r,
 	}
 }
 
+static void table_idle(FILE *f, const struct bench_results *r)
+{
+	const struct bench_config *cfg = r->cfg;
+
+	fprintf(f, "\nidle guests: attached to the one daemon, no I/O\n");
+	fprintf(f, "%6s %9s %9s %9s  %-28s %-28s %s\n", "idle", "attach s",
+		"plug s", "connect s", "daemon RSS MiB/fds/threads",
+		"(before: RSS/fds/threads)", "detach s");
+	for (unsigned int i = 0; i < cfg->nr_idle; i++) {
+		const struct idle_figures *g = &r->idle[i];
+		char now[40], before[40];
+
+		if (g->error < 0 && !(g->attach_seconds > 0)) {
+			fprintf(f, "%6u failed: %s\n", g->guests, g->note);
+			continue;
+		}
+		snprintf(now, sizeof(now), "%.1f / %u / %u", g->daemon.rss_mib,
+			 g->daemon.fds, g->daemon.threads);
+		snprintf(before, sizeof(before), "(%.1f / %u / %u)",
+			 g->daemon_before.rss_mib, g->daemon_before.fds,
+			 g->daemon_before.threads);
+		fprintf(f, "%6u %9.2f %9.2f %9.2f  %-28s %-28s %.2f\n",
+			g->guests, g->attach_seconds, g->plug_seconds,
+			g->connect_seconds, now, before, g->detach_seconds);
+		fprintf(f, "  target daemon RSS with %u idle guests, MiB %11.1f "
+			   "<= %.0f  %s\n",
+			g->guests, g->daemon.rss_mib, IDLE_RSS_TARGET_MIB,
+			g->daemon.rss_mib <= IDLE_RSS_TARGET_MIB ? "PASS"
+								 : "MISS");
+		fprintf(f, "  target attach of %u idle guests, s %18.2f <= %.0f  "
+			   "%s\n",
+			g->guests, g->attach_seconds, IDLE_ATTACH_TARGET_S,
+			g->attach_seconds <= IDLE_ATTACH_TARGET_S ? "PASS"
+								  : "MISS");
+		if (g->error < 0)
+			fprintf(f, "  (then: %s)\n", g->note);
+	}
+	fprintf(f, "The jobs above ran with %u idle guests attached.\n",
+		cfg->nr_idle ? cfg->idle[cfg->nr_idle - 1] : 0);
+}
+
 void report_table(FILE *f, const struct bench_results *r)
 {
 	const struct bench_config *cfg = r->cfg;
@@ -161,6 +202,8 @@ void report_table(FILE *f, const struct bench_results *r)
 		"Medians of %u run(s)%s; every run starts with its images out "
 		"of the host page cache.\n",
 		cfg->repeat, spread ? ", min-max below each" : "");
+	if (cfg->nr_idle)
+		table_idle(f, r);
 }
 
 static FILE *open_output(const char *path)

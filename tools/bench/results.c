@@ -42,6 +42,14 @@ const char *bench_arm_name(enum bench_arm arm)
 	return arm < BENCH_NR_ARMS ? arm_names[arm] : "?";
 }
 
+bool bench_config_has_arm(const struct bench_config *cfg, enum bench_arm arm)
+{
+	for (unsigned int a = 0; a < cfg->nr_arms; a++)
+		if (cfg->arms[a] == arm)
+			return true;
+	return false;
+}
+
 int bench_arm_lookup(const char *name, enum bench_arm *arm)
 {
 	for (int a = 0; a < BENCH_NR_ARMS; a++) {

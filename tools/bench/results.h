@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "tools/bench/job.h"
+#include "tools/bench/procinfo.h"
 
 enum bench_arm {
 	BENCH_ARM_RAW,
@@ -76,9 +77,14 @@ struct bench_cell {
 	struct bench_sample lo, hi;
 };
 
+#define BENCH_MAX_IDLE_STEPS 8
+#define BENCH_MAX_IDLE_GUESTS 4000u
+
 struct bench_config {
 	unsigned int guests[128];
 	unsigned int nr_guests;
+	unsigned int idle[BENCH_MAX_IDLE_STEPS]; /* idle guest counts, sorted */
+	unsigned int nr_idle;
 	enum bench_job_kind jobs[BENCH_NR_JOBS];
 	unsigned int nr_jobs;
 	enum bench_arm arms[BENCH_NR_ARMS];
@@ -94,10 +100,29 @@ struct bench_config {
 	const char *dir;
 };
 
+/* What --idle-guests measured for one count of idle guests (idle.h). */
+struct idle_figures {
+	unsigned int guests;
+	int error; /* 0, or -errno with @note saying why */
+	char note[256];
+	double plug_seconds; /* toolstack: domains made, disks plugged */
+	double connect_seconds; /* frontends: every handshake to Connected */
+	double attach_seconds; /* both: the time to attach them all */
+	double detach_seconds; /* NaN until detached */
+	struct proc_usage daemon_before; /* with no idle guest attached */
+	struct proc_usage daemon, server, xenstored; /* with them attached */
+	bool have_xenstored;
+};
+
+/* The targets for many idle guests, judged at every count. */
+#define IDLE_RSS_TARGET_MIB 200.0
+#define IDLE_ATTACH_TARGET_S 30.0
+
 struct bench_results {
 	const struct bench_config *cfg;
 	struct bench_cell *cells; /* jobs x arms x guests, in that order */
 	unsigned int nr_cells;
+	struct idle_figures idle[BENCH_MAX_IDLE_STEPS]; /* cfg->nr_idle */
 };
 
 /*
@@ -121,6 +146,7 @@ static inline double bench_metric_value(const struct bench_sample *s,
 }
 
 const char *bench_arm_name(enum bench_arm arm);
+bool bench_config_has_arm(const struct bench_config *cfg, enum bench_arm arm);
 int bench_arm_lookup(const char *name, enum bench_arm *arm);
 const char *bench_cpu_method_name(enum bench_cpu_method m);
 
