@@ -110,7 +110,11 @@ static int connect_one(struct idle_guests *ig, unsigned int i)
 				      .persistent = FRONTEND_AUTO,
 				      .large_sectors = 0 };
 
-	return frontend_connect(&fc, &ig->fe[i]);
+	int ret = frontend_connect(&fc, &ig->fe[i]);
+
+	if (!ret && ig->cfg.connected)
+		ig->cfg.connected(ig->cfg.arg);
+	return ret;
 }
 
 static int close_one(struct idle_guests *ig, unsigned int i)

@@ -25,6 +25,9 @@ struct idle_guests_config {
 	uint32_t devid;
 	unsigned int nr_threads; /* handshakes in parallel, at least 1 */
 	int timeout_ms; /* per handshake step, as frontend_config */
+	/* Called after each frontend connects, from a connecting thread. */
+	void (*connected)(void *arg);
+	void *arg;
 };
 
 struct idle_guests;
