@@ -496,8 +496,11 @@ static void check_arms(struct bench *b)
 
 static void print_usage(const char *who, const struct proc_usage *u)
 {
-	fprintf(stderr, "  %-22s RSS %7.1f MiB, %5u fds (limit %lu), %4u threads\n",
-		who, u->rss_mib, u->fds, u->nofile_limit, u->threads);
+	fprintf(stderr,
+		"  %-18s RSS %6.1f MiB (own %6.1f, mapped %6.1f), %5u fds "
+		"(limit %lu), %4u threads\n",
+		who, u->rss_mib, u->anon_mib, u->shared_mib, u->fds,
+		u->nofile_limit, u->threads);
 }
 
 static void print_idle(const struct idle_figures *f)

@@ -59,7 +59,7 @@ static int nofile_limit(pid_t pid, unsigned long *out)
 int proc_usage_of(pid_t pid, struct proc_usage *out)
 {
 	char path[64];
-	unsigned long rss_kib, threads;
+	unsigned long rss_kib, anon_kib, file_kib, shmem_kib, threads;
 	FILE *f;
 	int ret;
 
@@ -68,6 +68,12 @@ int proc_usage_of(pid_t pid, struct proc_usage *out)
 	if (!f)
 		return -errno;
 	ret = status_field(f, "VmRSS", &rss_kib);
+	if (!ret)
+		ret = status_field(f, "RssAnon", &anon_kib);
+	if (!ret)
+		ret = status_field(f, "RssFile", &file_kib);
+	if (!ret)
+		ret = status_field(f, "RssShmem", &shmem_kib);
 	if (!ret)
 		ret = status_field(f, "Threads", &threads);
 	fclose(f);
@@ -78,6 +84,8 @@ int proc_usage_of(pid_t pid, struct proc_usage *out)
 	if (ret < 0)
 		return ret;
 	out->rss_mib = (double)rss_kib / 1024;
+	out->anon_mib = (double)anon_kib / 1024;
+	out->shared_mib = (double)(file_kib + shmem_kib) / 1024;
 	out->threads = (unsigned int)threads;
 	return 0;
 }

@@ -189,6 +189,8 @@ static json_object *usage_object(const struct proc_usage *u)
 	json_object *o = json_object_new_object();
 
 	add(o, "rss_mib", number_or_null(u->rss_mib));
+	add(o, "rss_anon_mib", number_or_null(u->anon_mib));
+	add(o, "rss_shared_mib", number_or_null(u->shared_mib));
 	add(o, "fds", json_object_new_int((int32_t)u->fds));
 	add(o, "threads", json_object_new_int((int32_t)u->threads));
 	add(o, "nofile_limit", json_object_new_int64((int64_t)u->nofile_limit));
