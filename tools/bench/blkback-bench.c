@@ -112,8 +112,8 @@ static void on_progress(void *arg, double fraction, unsigned int finished)
 		return;
 	fprintf(stderr, "\r%s %-9s %-8s N=%-4u %3.0f%%  %u done ",
 		run_label(r->b, label, sizeof(label)),
-		bench_job_name(r->cell->job),
-		bench_arm_name(r->arm), r->cell->n, fraction * 100, finished);
+		bench_job_name(r->cell->job), bench_arm_name(r->arm),
+		r->cell->n, fraction * 100, finished);
 }
 
 /* Put the arm's devices in front of the first @n images. */
@@ -312,8 +312,7 @@ static void print_sample(const struct arm_run *r, const struct bench_sample *s)
 		bench_job_name(r->cell->job), bench_arm_name(r->arm),
 		r->cell->n, lo, hi, s->fairness, s->mbps, s->iops, s->p50_us,
 		s->p99_us, s->host_busy_pct, s->host_others_pct,
-		s->host_steal_pct,
-		s->cached_before_mib);
+		s->host_steal_pct, s->cached_before_mib);
 }
 
 static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
@@ -551,9 +550,11 @@ static void attach_idle_guests(struct bench *b)
 			continue;
 		}
 		print_idle(f);
-		if (i + 1 < cfg->nr_idle && idle_detach(&b->host, &b->idle, f) < 0)
-			fprintf(stderr, "blkback-bench: detaching %u idle "
-					"guests: %s\n",
+		if (i + 1 < cfg->nr_idle &&
+		    idle_detach(&b->host, &b->idle, f) < 0)
+			fprintf(stderr,
+				"blkback-bench: detaching %u idle "
+				"guests: %s\n",
 				f->guests, f->note);
 	}
 }
@@ -665,8 +666,9 @@ static void run_everything(struct bench *b)
 
 	b->nr_runs = cfg->repeat * cfg->nr_guests * cfg->nr_jobs * cfg->nr_arms;
 	if (cfg->warmup)
-		fprintf(stderr, "blkback-bench: warming up (%u pass%s, not "
-				"measured)\n",
+		fprintf(stderr,
+			"blkback-bench: warming up (%u pass%s, not "
+			"measured)\n",
 			cfg->warmup, cfg->warmup > 1 ? "es" : "");
 	b->warming = true;
 	run_warm_up(b);

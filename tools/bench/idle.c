@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The frontend server reports over a pipe as the guests do (guests.c): '.'
- * for each frontend connected, 'R' when all are, 'D' when all are closed
- * again, or 'E' followed by the reason. The benchmark tells it to close
- * them by closing the other pipe. Attaching a thousand guests can take
- * minutes, so the benchmark gives up only when no guest connected for
- * STALL_TIMEOUT_MS.
+ * The frontend server reports over a socket pair, a byte per event as the
+ * guests do (guests.c): '.' for each frontend connected, 'R' when all are,
+ * 'D' when all are closed again, or 'E' followed by the reason. The
+ * benchmark tells it to close them by shutting down its writing side. Attaching
+ * a thousand guests can take minutes, so the benchmark gives up only when no
+ * guest connected for STALL_TIMEOUT_MS.
  */
 #include "tools/bench/idle.h"
 
@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,7 +109,7 @@ static void tell_connected(void *arg)
 }
 
 /* The server: connect them all, hold them until told, close them all. */
-static void server_main(const struct idle_set *set, int status_fd, int ctl_fd)
+static void server_main(const struct idle_set *set, int fd)
 {
 	struct idle_guests_config cfg = { .domids = set->domids,
 					  .n = set->n,
@@ -117,61 +117,48 @@ static void server_main(const struct idle_set *set, int status_fd, int ctl_fd)
 					  .nr_threads = CONNECT_THREADS,
 					  .timeout_ms = HANDSHAKE_TIMEOUT_MS,
 					  .connected = tell_connected,
-					  .arg = &status_fd };
+					  .arg = &fd };
 	struct idle_guests *ig;
 	char why[256] = "", c;
 
 	if (idle_guests_connect(&cfg, &ig, why, sizeof(why)) < 0) {
-		tell(status_fd, 'E', why);
+		tell(fd, 'E', why);
 		_exit(1);
 	}
-	tell(status_fd, 'R', NULL);
-	while (read(ctl_fd, &c, 1) < 0 && errno == EINTR)
+	tell(fd, 'R', NULL);
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
 		; /* EOF: the benchmark wants them closed */
 	if (idle_guests_close(ig, why, sizeof(why)) < 0) {
-		tell(status_fd, 'E', why);
+		tell(fd, 'E', why);
 		_exit(1);
 	}
-	tell(status_fd, 'D', NULL);
+	tell(fd, 'D', NULL);
 	_exit(0);
 }
 
+/*
+ * One socket pair: the server reports on its end, and the benchmark shuts
+ * down the writing side of its own to say "close them now".
+ */
 static int spawn_server(struct idle_set *set)
 {
-	int status[2], ctl[2];
+	int sv[2];
 	pid_t pid;
 
-	if (pipe2(status, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	if (pipe2(ctl, O_CLOEXEC) < 0) {
-		close(status[0]);
-		close(status[1]);
-		return -errno;
-	}
-	fflush(NULL);
-	cleanup_block_signals();
-	pid = fork();
+	pid = cleanup_fork();
 	if (pid == 0) {
-		cleanup_in_child();
-		cleanup_unblock_signals();
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(status[0]);
-		close(ctl[1]);
-		server_main(set, status[1], ctl[0]);
+		close(sv[0]);
+		server_main(set, sv[1]);
 	}
-	if (pid > 0)
-		cleanup_add_pid(pid, false);
-	cleanup_unblock_signals();
-	close(status[1]);
-	close(ctl[0]);
+	close(sv[1]);
 	if (pid < 0) {
-		close(status[0]);
-		close(ctl[1]);
+		close(sv[0]);
 		return -errno;
 	}
 	set->server = pid;
-	set->status_fd = status[0];
-	set->ctl_fd = ctl[1];
+	set->fd = sv[0];
 	return 0;
 }
 
@@ -181,7 +168,7 @@ static int spawn_server(struct idle_set *set)
  */
 static int await(struct idle_set *set, char want, char *why, size_t why_len)
 {
-	struct pollfd pfd = { .fd = set->status_fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = set->fd, .events = POLLIN };
 	double deadline = now_s() + STALL_TIMEOUT_MS / 1000.0;
 	char c = 0;
 	ssize_t got;
@@ -199,7 +186,7 @@ static int await(struct idle_set *set, char want, char *why, size_t why_len)
 				 STALL_TIMEOUT_MS / 1000);
 			return -ETIMEDOUT;
 		}
-		got = read(set->status_fd, &c, 1);
+		got = read(set->fd, &c, 1);
 		if ((got < 0 && errno == EINTR) || (got == 1 && c == '.')) {
 			deadline = now_s() + STALL_TIMEOUT_MS / 1000.0;
 			continue;
@@ -209,7 +196,7 @@ static int await(struct idle_set *set, char want, char *why, size_t why_len)
 	if (got == 1 && c == want)
 		return 0;
 	if (got == 1 && c == 'E') {
-		got = read(set->status_fd, why, why_len - 1);
+		got = read(set->fd, why, why_len - 1);
 		why[got > 0 ? got : 0] = 0;
 		return -EIO;
 	}
@@ -228,13 +215,11 @@ static void reap_server(struct idle_set *set)
 	set->server = 0;
 }
 
-static void close_pipes(struct idle_set *set)
+static void close_socket(struct idle_set *set)
 {
-	if (set->ctl_fd >= 0)
-		close(set->ctl_fd);
-	if (set->status_fd >= 0)
-		close(set->status_fd);
-	set->ctl_fd = set->status_fd = -1;
+	if (set->fd >= 0)
+		close(set->fd);
+	set->fd = -1;
 }
 
 static pid_t xenstored_pid(const struct xenhost *h)
@@ -278,7 +263,7 @@ int idle_attach(struct xenhost *h, struct idle_set *set,
 	double t0;
 	int ret;
 
-	*set = (struct idle_set){ .n = n, .ctl_fd = -1, .status_fd = -1 };
+	*set = (struct idle_set){ .n = n, .fd = -1 };
 	fig->detach_seconds = NAN;
 	if (n > nr_images)
 		return fail(fig, -EINVAL, "not enough idle images");
@@ -310,7 +295,7 @@ int idle_attach(struct xenhost *h, struct idle_set *set,
 		fail(fig, ret, why);
 		fprintf(stderr, "blkback-bench: %s; unplugging them\n", why);
 		reap_server(set);
-		close_pipes(set);
+		close_socket(set);
 		xenhost_unplug(h, n, set->domids, ignored, sizeof(ignored));
 		free(set->domids);
 		set->domids = NULL;
@@ -329,11 +314,10 @@ int idle_detach(struct xenhost *h, struct idle_set *set,
 
 	if (!set->domids)
 		return 0;
-	close(set->ctl_fd);
-	set->ctl_fd = -1;
+	shutdown(set->fd, SHUT_WR);
 	ret = await(set, 'D', why, sizeof(why));
 	reap_server(set);
-	close_pipes(set);
+	close_socket(set);
 	ret2 = xenhost_unplug(h, set->n, set->domids, why2, sizeof(why2));
 	fig->detach_seconds = now_s() - t0;
 	free(set->domids);
@@ -345,8 +329,8 @@ int idle_detach(struct xenhost *h, struct idle_set *set,
 
 void idle_raise_nofile(unsigned int idle_guests)
 {
-	unsigned long need = (unsigned long)idle_guests * FDS_PER_IDLE_GUEST +
-			     256;
+	unsigned long need =
+		(unsigned long)idle_guests * FDS_PER_IDLE_GUEST + 256;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)

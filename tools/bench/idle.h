@@ -22,8 +22,7 @@ struct idle_set {
 	unsigned int n;
 	uint32_t *domids;
 	pid_t server; /* the process playing their frontends */
-	int ctl_fd; /* closing it tells the server to close them */
-	int status_fd;
+	int fd; /* its socket: reports in, "close them" out (idle.c) */
 };
 
 /* Make @n sparse 1 MiB images for idle guests in @workdir (once). */

@@ -23,7 +23,8 @@ static void usage(FILE *f)
 		"  -g, --guests LIST     guest counts (default 1,4,10)\n"
 		"  -j, --jobs LIST       randread,randwrite,seqwrite,seqread,"
 		"build,qd1read\n"
-		"                        (default all; none: only --idle-guests)\n"
+		"                        (default all; none: only "
+		"--idle-guests)\n"
 		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd (default "
 		"all)\n"
 		"  -s, --size BYTES      I/O per guest per job (default 64M)\n"
@@ -116,36 +117,37 @@ static int for_each_item(const char *list, int (*item)(const char *, void *),
 	return ret;
 }
 
+/* Add count @s (1..@max) to @list of @cap entries, once. */
+static int add_count(const char *s, unsigned int max, unsigned int *list,
+		     unsigned int *nr, unsigned int cap)
+{
+	unsigned int n;
+
+	if (parse_u32(s, &n) < 0 || n < 1 || n > max)
+		return -EINVAL;
+	for (unsigned int i = 0; i < *nr; i++)
+		if (list[i] == n)
+			return 0;
+	if (*nr == cap)
+		return -E2BIG;
+	list[(*nr)++] = n;
+	return 0;
+}
+
 static int add_guests(const char *s, void *arg)
 {
 	struct bench_config *c = arg;
-	unsigned int n;
 
-	if (parse_u32(s, &n) < 0 || n < 1 || n > MAX_GUESTS)
-		return -EINVAL;
-	for (unsigned int i = 0; i < c->nr_guests; i++)
-		if (c->guests[i] == n)
-			return 0;
-	if (c->nr_guests == sizeof(c->guests) / sizeof(c->guests[0]))
-		return -E2BIG;
-	c->guests[c->nr_guests++] = n;
-	return 0;
+	return add_count(s, MAX_GUESTS, c->guests, &c->nr_guests,
+			 sizeof(c->guests) / sizeof(c->guests[0]));
 }
 
 static int add_idle(const char *s, void *arg)
 {
 	struct bench_config *c = arg;
-	unsigned int n;
 
-	if (parse_u32(s, &n) < 0 || n < 1 || n > BENCH_MAX_IDLE_GUESTS)
-		return -EINVAL;
-	for (unsigned int i = 0; i < c->nr_idle; i++)
-		if (c->idle[i] == n)
-			return 0;
-	if (c->nr_idle == BENCH_MAX_IDLE_STEPS)
-		return -E2BIG;
-	c->idle[c->nr_idle++] = n;
-	return 0;
+	return add_count(s, BENCH_MAX_IDLE_GUESTS, c->idle, &c->nr_idle,
+			 BENCH_MAX_IDLE_STEPS);
 }
 
 static int add_job(const char *s, void *arg)
@@ -401,7 +403,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o,
 			 "needs --idle-guests)");
 		return -EINVAL;
 	}
-	if (o->cfg.nr_idle && !bench_config_has_arm(&o->cfg, BENCH_ARM_BLKBACKD)) {
+	if (o->cfg.nr_idle &&
+	    !bench_config_has_arm(&o->cfg, BENCH_ARM_BLKBACKD)) {
 		snprintf(why, why_len, "--idle-guests needs the blkbackd arm");
 		return -EINVAL;
 	}

@@ -44,8 +44,8 @@ static json_object *idle_counts(const struct bench_config *cfg)
 	json_object *a = json_object_new_array();
 
 	for (unsigned int i = 0; i < cfg->nr_idle; i++)
-		json_object_array_add(a,
-				      json_object_new_int((int32_t)cfg->idle[i]));
+		json_object_array_add(
+			a, json_object_new_int((int32_t)cfg->idle[i]));
 	return a;
 }
 
@@ -112,8 +112,8 @@ static json_object *spread_object(const struct bench_cell *c)
 			pair = json_object_new_array();
 			json_object_array_add(pair, number_or_null(lo));
 			json_object_array_add(
-				pair, number_or_null(
-					      bench_metric_value(&c->hi, k)));
+				pair,
+				number_or_null(bench_metric_value(&c->hi, k)));
 		}
 		add(o, k->key, pair);
 	}
@@ -235,9 +235,8 @@ static json_object *idle_array(const struct bench_results *r)
 		add(o, "frontend_server",
 		    measured ? usage_object(&g->server) : NULL);
 		add(o, "xenstored",
-		    measured && g->have_xenstored
-			    ? usage_object(&g->xenstored)
-			    : NULL);
+		    measured && g->have_xenstored ? usage_object(&g->xenstored)
+						  : NULL);
 		json_object_array_add(arr, o);
 	}
 	return arr;

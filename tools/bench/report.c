@@ -77,8 +77,8 @@ static double field(const struct bench_sample *s, const struct column *col)
 /* The medians; with repeats, a second line with each one's min-max. */
 static void table_row(FILE *f, const struct bench_cell *c, bool spread)
 {
-	const char *mark =
-		c->cpu_method == BENCH_CPU_HOST_MINUS_GUESTS ? "*" : "";
+	const char *mark = c->cpu_method == BENCH_CPU_HOST_MINUS_GUESTS ? "*"
+									: "";
 	size_t nr = sizeof(columns) / sizeof(columns[0]);
 	double lo, hi;
 	char text[40];
@@ -153,13 +153,15 @@ static void table_idle(FILE *f, const struct bench_results *r)
 		fprintf(f, "%6u %9.2f %9.2f %9.2f  %-28s %-28s %.2f\n",
 			g->guests, g->attach_seconds, g->plug_seconds,
 			g->connect_seconds, now, before, g->detach_seconds);
-		fprintf(f, "  target daemon RSS with %u idle guests, MiB %11.1f "
-			   "<= %.0f  %s\n",
+		fprintf(f,
+			"  target daemon RSS with %u idle guests, MiB %11.1f "
+			"<= %.0f  %s\n",
 			g->guests, g->daemon.rss_mib, IDLE_RSS_TARGET_MIB,
 			g->daemon.rss_mib <= IDLE_RSS_TARGET_MIB ? "PASS"
 								 : "MISS");
-		fprintf(f, "  target attach of %u idle guests, s %18.2f <= %.0f  "
-			   "%s\n",
+		fprintf(f,
+			"  target attach of %u idle guests, s %18.2f <= %.0f  "
+			"%s\n",
 			g->guests, g->attach_seconds, IDLE_ATTACH_TARGET_S,
 			g->attach_seconds <= IDLE_ATTACH_TARGET_S ? "PASS"
 								  : "MISS");
@@ -231,8 +233,11 @@ static void csv_number(FILE *f, double v, int decimals)
 /* The original columns first, so that scripts reading them by position
  * keep working; the host figures and every number's min and max after. */
 static const char *const csv_appended[] = {
-	"latency_p50_added_over_raw_us", "image_cache_before_eviction_mib",
-	"image_cache_at_start_mib", "host_busy_pct", "host_steal_pct",
+	"latency_p50_added_over_raw_us",
+	"image_cache_before_eviction_mib",
+	"image_cache_at_start_mib",
+	"host_busy_pct",
+	"host_steal_pct",
 	"host_others_pct",
 };
 #define NR_APPENDED (sizeof(csv_appended) / sizeof(csv_appended[0]))
@@ -289,11 +294,11 @@ int report_csv(const char *path, const struct bench_results *r)
 		fprintf(f, "%s,%s,%u,%s", bench_job_name(c->job),
 			bench_arm_name(c->arm), c->n, status_name(c->status));
 		if (!ok) {
-			fprintf(f, ",,,,,,,,,%s,,,,%u", bench_cpu_method_name(
-							       c->cpu_method),
+			fprintf(f, ",,,,,,,,,%s,,,,%u",
+				bench_cpu_method_name(c->cpu_method),
 				c->nr_samples);
-			for (size_t k = 0; k < NR_APPENDED + 2 * bench_nr_metrics;
-			     k++)
+			for (size_t k = 0;
+			     k < NR_APPENDED + 2 * bench_nr_metrics; k++)
 				fputc(',', f);
 			fputc('\n', f);
 			continue;

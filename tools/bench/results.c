@@ -14,8 +14,10 @@ static const char *const arm_names[BENCH_NR_ARMS] = {
 	[BENCH_ARM_BLKBACKD] = "blkbackd",
 };
 
-#define METRIC(key, field, decimals) \
-	{ key, offsetof(struct bench_sample, field), decimals }
+#define METRIC(key, field, decimals)                                \
+	{                                                           \
+		key, offsetof(struct bench_sample, field), decimals \
+	}
 
 const struct bench_metric bench_metrics[] = {
 	METRIC("wall_seconds", wall_seconds, 4),
@@ -150,7 +152,7 @@ static double get_guest(const struct bench_sample *s, unsigned int g)
 	return s->guest_seconds[g];
 }
 
-#define SUMMARISE(c, field)                                          \
+#define SUMMARISE(c, field)                                             \
 	stats_of(c, get_##field, 0, &(c)->median.field, &(c)->lo.field, \
 		 &(c)->hi.field)
 
@@ -214,7 +216,8 @@ int bench_results_summarise(struct bench_results *r)
 
 		if (c->status != BENCH_CELL_OK)
 			continue;
-		pair_with_raw(c, bench_cell_find(r, c->job, BENCH_ARM_RAW, c->n));
+		pair_with_raw(c,
+			      bench_cell_find(r, c->job, BENCH_ARM_RAW, c->n));
 		ret = summarise_cell(c);
 		first = first ? first : ret;
 	}
@@ -222,8 +225,8 @@ int bench_results_summarise(struct bench_results *r)
 }
 
 static const struct bench_cell *ok_cell(const struct bench_results *r,
-				       enum bench_job_kind job,
-				       enum bench_arm arm, unsigned int n)
+					enum bench_job_kind job,
+					enum bench_arm arm, unsigned int n)
 {
 	const struct bench_cell *c = bench_cell_find(r, job, arm, n);
 
