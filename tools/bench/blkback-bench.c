@@ -559,18 +559,6 @@ static void attach_idle_guests(struct bench *b)
 	}
 }
 
-static void detach_idle_guests(struct bench *b)
-{
-	struct idle_figures *f;
-
-	if (!b->cfg->nr_idle || !b->idle.domids)
-		return;
-	f = &b->results.idle[b->cfg->nr_idle - 1];
-	if (idle_detach(&b->host, &b->idle, f) < 0)
-		fprintf(stderr, "blkback-bench: detaching %u idle guests: %s\n",
-			f->guests, f->note);
-}
-
 static void make_workdir(struct bench *b)
 {
 	const char *base = b->cfg->dir;
@@ -767,7 +755,7 @@ int main(int argc, char **argv)
 	attach_idle_guests(&b);
 	run_everything(&b);
 	if (b.host_up) {
-		detach_idle_guests(&b);
+		idle_abandon(&b.idle); /* the host goes, and with it the rest */
 		xenhost_stop(&b.host);
 	}
 	ret = summarise(&b);

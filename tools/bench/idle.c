@@ -327,6 +327,14 @@ int idle_detach(struct xenhost *h, struct idle_set *set,
 	return 0;
 }
 
+void idle_abandon(struct idle_set *set)
+{
+	reap_server(set);
+	close_socket(set);
+	free(set->domids);
+	set->domids = NULL;
+}
+
 void idle_raise_nofile(unsigned int idle_guests)
 {
 	unsigned long need =

@@ -40,6 +40,12 @@ int idle_attach(struct xenhost *h, struct idle_set *set,
 /* Close the frontends and unplug; fills fig->detach_seconds. */
 int idle_detach(struct xenhost *h, struct idle_set *set,
 		struct idle_figures *fig);
+/*
+ * Stop the frontend server without detaching, for a host about to be
+ * stopped anyway: detaching a thousand guests takes longer than attaching
+ * them.
+ */
+void idle_abandon(struct idle_set *set);
 
 /*
  * Raise this process's soft open-file limit to its hard limit (the daemon,
