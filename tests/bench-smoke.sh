@@ -2,9 +2,12 @@
 # blkback-bench smoke test: a short run of every job through every arm this
 # machine can run, then checks that the table, CSV, JSON and SVG are
 # well-formed and their numbers sane (not fast: timings are not asserted),
-# that a missing daemon is reported as a skipped arm with exit status 1,
-# that bad usage exits 2, and that an interrupted run leaves no processes,
-# loop devices or files behind.
+# that repeats are interleaved in rotated order after a warm-up and report
+# each median's spread, that every run starts with its images out of the
+# page cache, that idle guests attach and are measured, that a missing
+# daemon is reported as a skipped arm with exit status 1, that bad usage
+# exits 2, and that an interrupted run leaves no processes, loop devices or
+# files behind.
 . "$top_srcdir/tests/lib.sh"
 
 BENCH=$top_builddir/tools/bench/blkback-bench
@@ -21,7 +24,7 @@ if [ -w /dev/loop-control ] && losetup -f >/dev/null 2>&1; then
 else
 	note "no usable loop devices: running only $ARMS"
 fi
-JOBS=randread,randwrite,seqwrite,seqread,build
+JOBS=randread,randwrite,seqwrite,seqread,build,qd1read
 GUESTS=1,3
 SIZE=$((2 * 1024 * 1024))
 
@@ -29,6 +32,8 @@ SIZE=$((2 * 1024 * 1024))
 [ $? -eq 2 ] || fail "--guests 0 must be a usage error (exit 2)"
 "$BENCH" --arms bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--arms bogus must be a usage error (exit 2)"
+"$BENCH" --idle-guests 10 --arms raw >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--idle-guests without the blkbackd arm must exit 2"
 
 note "running $JOBS on $ARMS for $GUESTS guests"
 "$BENCH" --guests "$GUESTS" --jobs "$JOBS" --arms "$ARMS" --size 2M \
@@ -58,7 +63,7 @@ def check(cond, what):
         bad.append(what)
 
 doc = json.load(open(f"{work}/r.json"))
-check(doc["tool"] == "blkback-bench" and doc["format"] == 1, "header")
+check(doc["tool"] == "blkback-bench" and doc["format"] == 2, "header")
 check(doc["config"]["guests"] == guests, "config.guests")
 check(doc["config"]["arms"] == arms and doc["config"]["jobs"] == jobs,
       "config arms/jobs")
@@ -88,6 +93,26 @@ for r in res:
     check(0 < r["latency_p50_us"] <= r["latency_p99_us"] <= wall * 1.1e6,
           f"{where}: latency p50 {r['latency_p50_us']} p99 "
           f"{r['latency_p99_us']}")
+    raw = next(x for x in res if x["arm"] == "raw" and
+               x["job"] == r["job"] and x["guests"] == n)
+    added = r["latency_p50_added_over_raw_us"]
+    if r["arm"] == "raw":
+        check(added is None, f"{where}: raw has no latency added over raw")
+    else:
+        # Each number has six significant digits in the JSON.
+        check(math.isclose(added, r["latency_p50_us"] -
+                           raw["latency_p50_us"],
+                           abs_tol=0.2 + 2e-5 * r["latency_p50_us"]),
+              f"{where}: added latency {added} is not p50 - raw's p50")
+    check(r["image_cache_at_start_mib"] == 0,
+          f"{where}: {r['image_cache_at_start_mib']} MiB cached at start")
+    # /proc/stat counts 10 ms ticks: over runs this short, only the sign.
+    check(r["host_busy_pct"] >= 0 and r["host_steal_pct"] >= 0,
+          f"{where}: host busy")
+    for key, pair in r["spread"].items():
+        check(pair is None and r[key] is None or
+              pair is not None and pair[0] == pair[1] == r[key],
+              f"{where}: one repeat, yet {key} spreads {pair}")
     cpu = r["backend_cpu_us_per_io"]
     if r["arm"] == "raw":
         check(cpu is None and r["cpu_method"] == "none", f"{where}: cpu")
@@ -100,8 +125,17 @@ for r in res:
 check(len(seen) == len(res), "duplicate results")
 names = {t["name"] for t in doc["targets"]}
 check(names == {"blkbackd_vs_raw", "blkbackd_vs_loop", "blkbackd_fairness",
-                "blkbackd_scaling"}, f"target names {names}")
-check(len(doc["targets"]) == 4 * len(jobs), "targets per job")
+                "blkbackd_scaling", "blkbackd_p50_added_over_raw_us"},
+      f"target names {names}")
+check(len(doc["targets"]) == 4 * len(jobs) + 1, "targets per job")
+lat = [t for t in doc["targets"]
+       if t["name"] == "blkbackd_p50_added_over_raw_us"]
+bb1 = next(x for x in res if x["job"] == "qd1read" and
+           x["arm"] == "blkbackd" and x["guests"] == guests[0])
+check(len(lat) == 1 and lat[0]["job"] == "qd1read" and
+      lat[0]["value"] == bb1["latency_p50_added_over_raw_us"] and
+      lat[0]["comparison"] == "<=" and lat[0]["threshold"] == 20,
+      f"the qd1read latency target {lat}")
 for t in doc["targets"]:
     if t["value"] is not None:
         ok = t["value"] >= t["threshold"] if t["comparison"] == ">=" \
@@ -111,6 +145,10 @@ for t in doc["targets"]:
 rows = list(csv.DictReader(open(f"{work}/r.csv")))
 check(len(rows) == len(res), "CSV row count")
 for row in rows:
+    check(row["latency_p50_added_over_raw_us"] == "" if row["arm"] == "raw"
+          else float(row["latency_p50_added_over_raw_us"]) ==
+          float(row["latency_p50_added_over_raw_us_min"]),
+          "CSV added latency and its spread")
     gs = row["guest_seconds"].split(";")
     check(len(gs) == int(row["guests"]), "CSV guest_seconds")
     check(row["status"] == "ok" and float(row["aggregate_mbps"]) > 0,
@@ -126,15 +164,66 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
-note "--repeat 3 reports medians of three runs"
-"$BENCH" --guests 2 --jobs randread --arms raw --size 1M --repeat 3 \
-	--dir "$WORK" --json "$WORK/m.json" >/dev/null 2>"$WORK/repeat.err" ||
-	fail "the --repeat run failed"
-python3 - "$WORK/m.json" <<'PY' || fail "--repeat in JSON"
+note "--repeat 3: warm-up, rotated arm order, medians with their spread"
+"$BENCH" --guests 2 --jobs randread --arms raw,blkbackd --size 1M --repeat 3 \
+	--dir "$WORK" --json "$WORK/m.json" --csv "$WORK/m.csv" \
+	>"$WORK/m.table" 2>"$WORK/repeat.err" || fail "the --repeat run failed"
+grep -q '^\[warm-up\] randread  raw ' "$WORK/repeat.err" ||
+	fail "no unmeasured warm-up run before the repeats"
+order=$(sed -n 's/^\[\([0-9]\)\/6\] randread  \([a-z]*\) .*/\1\2/p' \
+	"$WORK/repeat.err" | tr '\n' ' ')
+[ "$order" = "1raw 2blkbackd 3blkbackd 4raw 5raw 6blkbackd " ] ||
+	fail "arms not interleaved in rotated order: $order"
+[ "$(grep -c 'min-max ' "$WORK/m.table")" -ge 2 ] ||
+	fail "the table shows no spread next to the medians"
+python3 - "$WORK/m.json" "$WORK/m.csv" <<'PY' || fail "--repeat in JSON"
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["config"]["warmup"] == 1, doc["config"]
+for r in doc["results"]:
+    assert r["status"] == "ok" and r["repeats"] == 3, r
+    assert len(r["guest_seconds"]) == 2 and min(r["guest_seconds"]) > 0
+    for key, pair in r["spread"].items():
+        if pair is None:
+            assert r[key] is None, (key, r[key])
+            continue
+        lo, hi = pair
+        assert lo <= r[key] <= hi, (r["arm"], key, lo, r[key], hi)
+    assert r["spread"]["aggregate_mbps"][0] > 0
+t = [t for t in doc["targets"] if t["name"] == "blkbackd_vs_raw"][0]
+assert t["min"] <= t["value"] <= t["max"], t
+for row in csv.DictReader(open(sys.argv[2])):
+    assert float(row["aggregate_mbps_min"]) <= float(row["aggregate_mbps"]) \
+        <= float(row["aggregate_mbps_max"]), row
+PY
+
+note "--idle-guests 20: attached to the daemon and measured"
+"$BENCH" --idle-guests 8,20 --jobs none --dir "$WORK" --json "$WORK/idle.json" \
+	>"$WORK/idle.table" 2>"$WORK/idle.err" || fail "the idle-guest run failed"
+grep -q 'target attach of 20 idle guests' "$WORK/idle.table" ||
+	fail "no attach target in the table"
+python3 - "$WORK/idle.json" <<'PY' || fail "--idle-guests in JSON"
 import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-assert len(r) == 1 and r[0]["status"] == "ok" and r[0]["repeats"] == 3, r
-assert len(r[0]["guest_seconds"]) == 2 and min(r[0]["guest_seconds"]) > 0
+doc = json.load(open(sys.argv[1]))
+assert doc["config"]["idle_guests"] == [8, 20], doc["config"]
+idle = doc["idle_guests"]
+assert [g["guests"] for g in idle] == [8, 20], idle
+for g in idle:
+    assert g["status"] == "ok", g
+    assert 0 < g["plug_seconds"] < g["attach_seconds"], g
+    assert 0 < g["connect_seconds"] < g["attach_seconds"], g
+    # All but the last are detached; the last goes with the host.
+    assert (g["detach_seconds"] is None) == (g is idle[-1]), g
+    assert g is idle[-1] or g["detach_seconds"] > 0, g
+    d, before = g["daemon"], g["daemon_before"]
+    # Each idle disk costs the daemon at least its open image.
+    assert d["fds"] >= before["fds"] + g["guests"], (d, before)
+    assert d["rss_mib"] > 0 and d["threads"] >= 1, d
+    assert d["fds"] < d["nofile_limit"], d
+    s = g["frontend_server"]
+    assert s["fds"] >= g["guests"] and s["rss_mib"] > 0, s
+    assert g["attach_pass"] == (g["attach_seconds"] <= 30), g
+    assert g["daemon_rss_pass"] == (d["rss_mib"] <= 200), g
 PY
 
 note "an arm that cannot run is skipped, reported, and makes the exit 1"

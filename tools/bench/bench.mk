@@ -16,6 +16,9 @@ tools_bench_blkback_bench_SOURCES = \
 	tools/bench/guests.c tools/bench/guests.h \
 	tools/bench/cleanup.c tools/bench/cleanup.h \
 	tools/bench/cpu.c tools/bench/cpu.h \
+	tools/bench/procinfo.c tools/bench/procinfo.h \
+	tools/bench/idle.c tools/bench/idle.h \
+	tools/xensim/idle-guests.c tools/xensim/idle-guests.h \
 	tools/bench/loopdev.c tools/bench/loopdev.h \
 	tools/bench/images.c tools/bench/images.h \
 	tools/bench/xenhost.c tools/bench/xenhost.h \
@@ -28,7 +31,7 @@ tools_bench_blkback_bench_CPPFLAGS = $(AM_CPPFLAGS) \
 tools_bench_blkback_bench_CFLAGS = $(AM_CFLAGS) $(URING_CFLAGS) \
 	$(JSONC_CFLAGS) $(XENSTORE_CFLAGS)
 tools_bench_blkback_bench_LDADD = tools/xensim/libxensim-guest.la \
-	$(URING_LIBS) $(JSONC_LIBS) $(XENSTORE_LIBS) -lm
+	$(URING_LIBS) $(JSONC_LIBS) $(XENSTORE_LIBS) -lm -lpthread
 
 dist_man_MANS += man/blkback-bench.1
 

@@ -5,8 +5,11 @@
  * For each N in --guests, each job and each arm it starts N guests at once
  * (one process each, own image), lets each do the same fixed work, and
  * records every guest's elapsed time, the group's throughput, latency and
- * the backend's CPU. Arms are interleaved run by run so that background
- * noise on the host hits them alike; --repeat takes medians.
+ * the backend's CPU. Every arm starts with its images out of the host's
+ * page cache. Arms are interleaved within each round, in an order rotated
+ * from round to round, after an unmeasured warm-up pass, so that
+ * background noise and drift on the host hit them alike; --repeat takes
+ * medians and keeps the spread.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +23,7 @@
 #include "tools/bench/engine-blkif.h"
 #include "tools/bench/engine-uring.h"
 #include "tools/bench/guests.h"
+#include "tools/bench/idle.h"
 #include "tools/bench/images.h"
 #include "tools/bench/loopdev.h"
 #include "tools/bench/options.h"
@@ -34,7 +38,9 @@ struct bench {
 	char workdir[PATH_MAX];
 	struct xenhost host;
 	bool host_up;
+	struct idle_set idle; /* the idle guests attached while jobs run */
 	unsigned int run, nr_runs;
+	bool warming; /* unmeasured runs: label them so */
 	bool tty;
 };
 
@@ -45,7 +51,8 @@ struct arm_run {
 	enum bench_arm arm;
 	char **paths; /* images, or loop devices in front of them */
 	uint32_t *domids;
-	double host_busy[2], daemon_cpu[2];
+	double host_busy[2], host_steal[2], daemon_cpu[2];
+	uint64_t cached_before, cached_at_start; /* bytes of the images */
 };
 
 static void die(const char *what)
@@ -69,8 +76,8 @@ static int open_guest_engine(unsigned int guest, void *arg,
 
 static void sample_cpu(struct arm_run *r, int when)
 {
-	if (cpu_host_busy_seconds(&r->host_busy[when]) < 0)
-		r->host_busy[when] = NAN;
+	if (cpu_host_seconds(&r->host_busy[when], &r->host_steal[when]) < 0)
+		r->host_busy[when] = r->host_steal[when] = NAN;
 	if (r->arm != BENCH_ARM_BLKBACKD ||
 	    xenhost_daemon_cpu(&r->b->host, &r->daemon_cpu[when]) < 0)
 		r->daemon_cpu[when] = NAN;
@@ -86,15 +93,27 @@ static void on_finished(void *arg)
 	sample_cpu(arg, 1);
 }
 
+/* "[3/12]", or "[warm-up]" for unmeasured runs. */
+static const char *run_label(const struct bench *b, char *buf, size_t len)
+{
+	if (b->warming)
+		snprintf(buf, len, "[warm-up]");
+	else
+		snprintf(buf, len, "[%u/%u]", b->run, b->nr_runs);
+	return buf;
+}
+
 static void on_progress(void *arg, double fraction, unsigned int finished)
 {
 	struct arm_run *r = arg;
+	char label[32];
 
 	if (!r->b->tty)
 		return;
-	fprintf(stderr, "\r[%u/%u] %-9s %-8s N=%-4u %3.0f%%  %u done ",
-		r->b->run, r->b->nr_runs, bench_job_name(r->cell->job),
-		bench_arm_name(r->arm), r->cell->n, fraction * 100, finished);
+	fprintf(stderr, "\r%s %-9s %-8s N=%-4u %3.0f%%  %u done ",
+		run_label(r->b, label, sizeof(label)),
+		bench_job_name(r->cell->job), bench_arm_name(r->arm),
+		r->cell->n, fraction * 100, finished);
 }
 
 /* Put the arm's devices in front of the first @n images. */
@@ -248,6 +267,15 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 	if (cpu < 0)
 		cpu = 0; /* host-minus-guests: background noise went negative */
 	s->backend_cpu_us_per_io = cpu / (double)s->ops * 1e6;
+	s->cached_before_mib = (double)r->cached_before / (1 << 20);
+	s->cached_at_start_mib = (double)r->cached_at_start / (1 << 20);
+	s->host_busy_pct = (r->host_busy[1] - r->host_busy[0]) /
+			   (s->wall_seconds * ncpu) * 100;
+	s->host_steal_pct = (r->host_steal[1] - r->host_steal[0]) /
+			    (s->wall_seconds * ncpu) * 100;
+	s->host_others_pct = (r->host_busy[1] - r->host_busy[0] - guests_cpu -
+			      (r->arm == BENCH_ARM_BLKBACKD ? cpu : 0)) /
+			     (s->wall_seconds * ncpu) * 100;
 	if (s->p50_us > s->p99_us || s->p99_us > slack * 1e6 * 1.04) {
 		snprintf(why, why_len, "sanity: p50 %.0f us, p99 %.0f us",
 			 s->p50_us, s->p99_us);
@@ -266,6 +294,7 @@ static void print_sample(const struct arm_run *r, const struct bench_sample *s)
 {
 	double *sorted = malloc(sizeof(double) * r->cell->n);
 	double lo = s->guest_seconds[0], hi = lo;
+	char label[32];
 
 	if (sorted) {
 		memcpy(sorted, s->guest_seconds, sizeof(double) * r->cell->n);
@@ -275,11 +304,15 @@ static void print_sample(const struct arm_run *r, const struct bench_sample *s)
 		free(sorted);
 	}
 	fprintf(stderr,
-		"%s[%u/%u] %-9s %-8s N=%-4u guests %.2f-%.2f s (max/min "
-		"%.3f), %.1f MB/s, %.0f IOPS, p99 %.0f us\n",
-		r->b->tty ? "\r" : "", r->b->run, r->b->nr_runs,
+		"%s%s %-9s %-8s N=%-4u guests %.2f-%.2f s (max/min "
+		"%.3f), %.1f MB/s, %.0f IOPS, p50 %.0f p99 %.0f us, host "
+		"busy %.0f%% (others %.0f%%) steal %.0f%%, cached %.0f MiB "
+		"before eviction\n",
+		r->b->tty ? "\r" : "", run_label(r->b, label, sizeof(label)),
 		bench_job_name(r->cell->job), bench_arm_name(r->arm),
-		r->cell->n, lo, hi, s->fairness, s->mbps, s->iops, s->p99_us);
+		r->cell->n, lo, hi, s->fairness, s->mbps, s->iops, s->p50_us,
+		s->p99_us, s->host_busy_pct, s->host_others_pct,
+		s->host_steal_pct, s->cached_before_mib);
 }
 
 static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
@@ -292,8 +325,14 @@ static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
 		st == BENCH_CELL_SKIPPED ? "skipped" : "FAILED", why);
 }
 
-static void run_cell_once(struct bench *b, struct bench_cell *cell,
-			  const struct bench_job *job)
+/*
+ * One run of @cell's arm: set up, run the guests, tear down, and turn what
+ * they did into @s. On failure, @st says whether the arm cannot run here
+ * (skipped) or went wrong (failed), and @why says why.
+ */
+static int run_arm(struct bench *b, struct bench_cell *cell,
+		   const struct bench_job *job, struct bench_sample *s,
+		   enum bench_cell_status *st, char *why, size_t why_len)
 {
 	unsigned int n = cell->n;
 	struct arm_run r = { .b = b, .cell = cell, .arm = cell->arm };
@@ -301,7 +340,7 @@ static void run_cell_once(struct bench *b, struct bench_cell *cell,
 					   &r };
 	struct loopdev *loops = calloc(n, sizeof(*loops));
 	struct bench_group g = { 0 };
-	char why[512] = "", why2[512] = "";
+	char why2[512] = "";
 	int ret, ret2;
 
 	r.paths = calloc(n, sizeof(char *));
@@ -310,39 +349,67 @@ static void run_cell_once(struct bench *b, struct bench_cell *cell,
 		loops[i].fd = -1;
 	if (!loops || !r.paths || !r.domids)
 		die("out of memory");
-	images_evict(&b->images, n);
-	ret = arm_setup(&r, job, loops, why, sizeof(why));
+	*st = BENCH_CELL_FAILED;
+	images_evict(&b->images, n, &r.cached_before, &r.cached_at_start);
+	ret = arm_setup(&r, job, loops, why, why_len);
 	if (ret < 0) {
 		arm_teardown(&r, loops, why2, sizeof(why2));
 		/* No loop devices at all: the arm cannot run here. */
-		fail_cell(cell,
-			  ret == -ENOENT || ret == -EACCES ? BENCH_CELL_SKIPPED
-							   : BENCH_CELL_FAILED,
-			  why);
+		if (ret == -ENOENT || ret == -EACCES)
+			*st = BENCH_CELL_SKIPPED;
 		goto out;
 	}
 	ret = bench_group_run(n, job, open_guest_engine, &r, &hooks, &g, why,
-			      sizeof(why));
+			      why_len);
 	ret2 = arm_teardown(&r, loops, why2, sizeof(why2));
-	if (ret < 0 || ret2 < 0) {
-		fail_cell(cell, BENCH_CELL_FAILED, ret < 0 ? why : why2);
-	} else {
-		struct bench_sample *s = &cell->samples[cell->nr_samples];
-
-		ret = make_sample(&r, job, &g, s, why, sizeof(why));
-		if (ret < 0) {
-			fail_cell(cell, BENCH_CELL_FAILED, why);
-		} else {
-			cell->nr_samples++;
-			cell->status = BENCH_CELL_OK;
-			print_sample(&r, s);
-		}
+	if (!ret && ret2 < 0) {
+		snprintf(why, why_len, "%s", why2);
+		ret = ret2;
 	}
+	if (!ret)
+		ret = make_sample(&r, job, &g, s, why, why_len);
+	if (!ret)
+		print_sample(&r, s);
 	bench_group_free(&g);
 out:
 	free(loops);
 	free(r.paths);
 	free(r.domids);
+	return ret;
+}
+
+static void run_cell_once(struct bench *b, struct bench_cell *cell,
+			  const struct bench_job *job)
+{
+	enum bench_cell_status st;
+	char why[512] = "";
+
+	if (run_arm(b, cell, job, &cell->samples[cell->nr_samples], &st, why,
+		    sizeof(why)) < 0) {
+		fail_cell(cell, st, why);
+		return;
+	}
+	cell->nr_samples++;
+	cell->status = BENCH_CELL_OK;
+}
+
+/*
+ * An unmeasured run: the first runs of a fresh process, daemon and disk
+ * are slower than the rest (page tables, thread pools, the disk's own
+ * caches), and would otherwise always land on the first arm.
+ */
+static void warm_up(struct bench *b, struct bench_cell *cell,
+		    const struct bench_job *job)
+{
+	struct bench_sample s = { 0 };
+	enum bench_cell_status st;
+	char why[512] = "";
+
+	if (run_arm(b, cell, job, &s, &st, why, sizeof(why)) < 0)
+		fprintf(stderr, "\nblkback-bench: warm-up %s %s N=%u: %s\n",
+			bench_job_name(cell->job), bench_arm_name(cell->arm),
+			cell->n, why);
+	free(s.guest_seconds);
 }
 
 static enum bench_cpu_method cpu_method_of(enum bench_arm arm)
@@ -366,7 +433,7 @@ static void make_cells(struct bench *b)
 	b->results.cfg = cfg;
 	b->results.nr_cells = cfg->nr_jobs * cfg->nr_arms * cfg->nr_guests;
 	b->results.cells =
-		calloc(b->results.nr_cells, sizeof(struct bench_cell));
+		calloc(b->results.nr_cells + 1, sizeof(struct bench_cell));
 	if (!b->results.cells)
 		die("out of memory");
 	for (unsigned int j = 0; j < cfg->nr_jobs; j++)
@@ -379,14 +446,6 @@ static void make_cells(struct bench *b)
 				c->n = cfg->guests[g];
 				c->cpu_method = cpu_method_of(c->arm);
 			}
-}
-
-static bool arm_selected(const struct bench_config *cfg, enum bench_arm arm)
-{
-	for (unsigned int a = 0; a < cfg->nr_arms; a++)
-		if (cfg->arms[a] == arm)
-			return true;
-	return false;
 }
 
 /* Mark every cell of @arm skipped, before anything ran. */
@@ -410,8 +469,8 @@ static void check_arms(struct bench *b)
 	const struct bench_config *cfg = b->cfg;
 	char why[512];
 
-	if ((arm_selected(cfg, BENCH_ARM_LOOP) ||
-	     arm_selected(cfg, BENCH_ARM_LOOP_DIO)) &&
+	if ((bench_config_has_arm(cfg, BENCH_ARM_LOOP) ||
+	     bench_config_has_arm(cfg, BENCH_ARM_LOOP_DIO)) &&
 	    access("/dev/loop-control", R_OK | W_OK) < 0) {
 		snprintf(why, sizeof(why),
 			 "no loop devices: /dev/loop-control: %s (run as "
@@ -420,7 +479,7 @@ static void check_arms(struct bench *b)
 		skip_arm(b, BENCH_ARM_LOOP, why);
 		skip_arm(b, BENCH_ARM_LOOP_DIO, why);
 	}
-	if (arm_selected(cfg, BENCH_ARM_BLKBACKD)) {
+	if (bench_config_has_arm(cfg, BENCH_ARM_BLKBACKD)) {
 		fprintf(stderr,
 			"blkback-bench: starting the simulated host "
 			"and %s\n",
@@ -431,6 +490,72 @@ static void check_arms(struct bench *b)
 			skip_arm(b, BENCH_ARM_BLKBACKD, why);
 		else
 			b->host_up = true;
+	}
+}
+
+static void print_usage(const char *who, const struct proc_usage *u)
+{
+	fprintf(stderr,
+		"  %-18s RSS %6.1f MiB (own %6.1f, mapped %6.1f), %5u fds "
+		"(limit %lu), %4u threads\n",
+		who, u->rss_mib, u->anon_mib, u->shared_mib, u->fds,
+		u->nofile_limit, u->threads);
+}
+
+static void print_idle(const struct idle_figures *f)
+{
+	fprintf(stderr,
+		"blkback-bench: %u idle guests attached in %.2f s (plug %.2f "
+		"s, frontends %.2f s)\n",
+		f->guests, f->attach_seconds, f->plug_seconds,
+		f->connect_seconds);
+	print_usage("daemon before", &f->daemon_before);
+	print_usage("daemon with them", &f->daemon);
+	print_usage("frontend server", &f->server);
+	if (f->have_xenstored)
+		print_usage("xenstored", &f->xenstored);
+}
+
+/*
+ * Attach each --idle-guests count in turn, from none; all but the last
+ * are detached again. Runs before the jobs, which then run beside the
+ * last set.
+ */
+static void attach_idle_guests(struct bench *b)
+{
+	const struct bench_config *cfg = b->cfg;
+	char why[512] = "";
+
+	if (!cfg->nr_idle)
+		return;
+	if (b->host_up &&
+	    idle_images_create(b->workdir, cfg->idle[cfg->nr_idle - 1], why,
+			       sizeof(why)) < 0)
+		die(why);
+	for (unsigned int i = 0; i < cfg->nr_idle; i++) {
+		struct idle_figures *f = &b->results.idle[i];
+
+		f->guests = cfg->idle[i];
+		if (!b->host_up) {
+			f->error = -ENOENT;
+			snprintf(f->note, sizeof(f->note),
+				 "the blkbackd arm could not start");
+			continue;
+		}
+		fprintf(stderr, "blkback-bench: attaching %u idle guests\n",
+			f->guests);
+		if (idle_attach(&b->host, &b->idle, f) < 0) {
+			fprintf(stderr, "blkback-bench: %u idle guests: %s\n",
+				f->guests, f->note);
+			continue;
+		}
+		print_idle(f);
+		if (i + 1 < cfg->nr_idle &&
+		    idle_detach(&b->host, &b->idle, f) < 0)
+			fprintf(stderr,
+				"blkback-bench: detaching %u idle "
+				"guests: %s\n",
+				f->guests, f->note);
 	}
 }
 
@@ -459,34 +584,85 @@ static unsigned int max_guests(const struct bench_config *cfg)
 	return cfg->guests[cfg->nr_guests - 1]; /* sorted */
 }
 
+static bool cell_can_run(const struct bench_cell *c)
+{
+	return c->status != BENCH_CELL_SKIPPED &&
+	       c->status != BENCH_CELL_FAILED;
+}
+
+static void make_job(const struct bench_config *cfg, unsigned int j,
+		     uint64_t size, uint64_t seed, struct bench_job *job)
+{
+	if (bench_job_init(job, cfg->jobs[j], size, cfg->image_size,
+			   cfg->time_limit, seed) < 0)
+		die("bad job parameters");
+}
+
+/* Warm-up passes: every job on every arm, smallest N, a quarter the work. */
+static void run_warm_up(struct bench *b)
+{
+	const struct bench_config *cfg = b->cfg;
+	uint64_t size = cfg->size / 4 > (1u << 20) ? cfg->size / 4 : 1u << 20;
+
+	for (unsigned int w = 0; w < cfg->warmup; w++)
+		for (unsigned int j = 0; j < cfg->nr_jobs; j++) {
+			struct bench_job job;
+
+			make_job(cfg, j, size, cfg->seed ^ 0x7761726dull, &job);
+			for (unsigned int a = 0; a < cfg->nr_arms; a++) {
+				struct bench_cell *c = bench_cell_find(
+					&b->results, cfg->jobs[j], cfg->arms[a],
+					cfg->guests[0]);
+
+				if (cell_can_run(c))
+					warm_up(b, c, &job);
+			}
+		}
+}
+
+/*
+ * Round @rep runs the arms starting at arm @rep (mod the number of arms):
+ * raw, loop, loop-dio, blkbackd, then loop, loop-dio, blkbackd, raw, ...,
+ * so that no arm always runs first after another job or right after the
+ * same neighbour.
+ */
+static void run_round(struct bench *b, unsigned int rep)
+{
+	const struct bench_config *cfg = b->cfg;
+
+	for (unsigned int g = 0; g < cfg->nr_guests; g++)
+		for (unsigned int j = 0; j < cfg->nr_jobs; j++) {
+			struct bench_job job;
+
+			make_job(cfg, j, cfg->size, cfg->seed + rep, &job);
+			for (unsigned int k = 0; k < cfg->nr_arms; k++) {
+				unsigned int a = (k + rep) % cfg->nr_arms;
+				struct bench_cell *c = bench_cell_find(
+					&b->results, cfg->jobs[j], cfg->arms[a],
+					cfg->guests[g]);
+
+				b->run++;
+				if (cell_can_run(c))
+					run_cell_once(b, c, &job);
+			}
+		}
+}
+
 static void run_everything(struct bench *b)
 {
 	const struct bench_config *cfg = b->cfg;
 
 	b->nr_runs = cfg->repeat * cfg->nr_guests * cfg->nr_jobs * cfg->nr_arms;
+	if (cfg->warmup)
+		fprintf(stderr,
+			"blkback-bench: warming up (%u pass%s, not "
+			"measured)\n",
+			cfg->warmup, cfg->warmup > 1 ? "es" : "");
+	b->warming = true;
+	run_warm_up(b);
+	b->warming = false;
 	for (unsigned int rep = 0; rep < cfg->repeat; rep++)
-		for (unsigned int g = 0; g < cfg->nr_guests; g++)
-			for (unsigned int j = 0; j < cfg->nr_jobs; j++) {
-				struct bench_job job;
-
-				if (bench_job_init(&job, cfg->jobs[j],
-						   cfg->size, cfg->image_size,
-						   cfg->time_limit,
-						   cfg->seed + rep) < 0)
-					die("bad job parameters");
-				for (unsigned int a = 0; a < cfg->nr_arms;
-				     a++) {
-					struct bench_cell *c = bench_cell_find(
-						&b->results, cfg->jobs[j],
-						cfg->arms[a], cfg->guests[g]);
-
-					b->run++;
-					if (c->status == BENCH_CELL_SKIPPED ||
-					    c->status == BENCH_CELL_FAILED)
-						continue;
-					run_cell_once(b, c, &job);
-				}
-			}
+		run_round(b, rep);
 }
 
 static int write_outputs(struct bench *b)
@@ -532,16 +708,18 @@ static int summarise(struct bench *b)
 		if (c->status == BENCH_CELL_OK &&
 		    c->nr_samples < b->cfg->repeat)
 			c->status = BENCH_CELL_FAILED;
-		if (c->status == BENCH_CELL_OK)
-			bench_cell_summarise(c);
-		else
+		if (c->status != BENCH_CELL_OK)
 			bad++;
 	}
+	for (unsigned int i = 0; i < b->cfg->nr_idle; i++)
+		bad += b->results.idle[i].error < 0;
+	if (bench_results_summarise(&b->results) < 0)
+		die("out of memory");
 	if (bad)
 		fprintf(stderr,
 			"blkback-bench: %u of %u results skipped or failed "
 			"(see the table)\n",
-			bad, b->results.nr_cells);
+			bad, b->results.nr_cells + b->cfg->nr_idle);
 	return bad ? -EIO : 0;
 }
 
@@ -567,17 +745,24 @@ int main(int argc, char **argv)
 		die("cannot install signal handlers");
 	make_workdir(&b);
 	make_cells(&b);
-	if (images_create(&b.images, b.workdir, max_guests(b.cfg),
+	if (b.cfg->nr_jobs &&
+	    images_create(&b.images, b.workdir, max_guests(b.cfg),
 			  b.cfg->image_size, why, sizeof(why)) < 0)
 		die(why);
+	if (b.cfg->nr_idle)
+		idle_raise_nofile(b.cfg->idle[b.cfg->nr_idle - 1]);
 	check_arms(&b);
+	attach_idle_guests(&b);
 	run_everything(&b);
-	if (b.host_up)
+	if (b.host_up) {
+		idle_abandon(&b.idle); /* the host goes, and with it the rest */
 		xenhost_stop(&b.host);
+	}
 	ret = summarise(&b);
 	if (write_outputs(&b) < 0)
 		ret = -EIO;
 	cleanup_run();
 	images_free(&b.images);
+	idle_images_free();
 	return ret < 0 ? 1 : 0;
 }

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <linux/loop.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -281,6 +283,25 @@ int cleanup_install(void)
 		if (sigaction(handled[i], &sa, NULL) < 0)
 			return -errno;
 	return atexit(at_exit) ? -ENOMEM : 0;
+}
+
+pid_t cleanup_fork(void)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	cleanup_block_signals();
+	pid = fork();
+	if (pid == 0) {
+		cleanup_in_child();
+		cleanup_unblock_signals();
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		return 0;
+	}
+	if (pid > 0)
+		cleanup_add_pid(pid, false);
+	cleanup_unblock_signals();
+	return pid;
 }
 
 void cleanup_in_child(void)

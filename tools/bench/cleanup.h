@@ -37,6 +37,13 @@ void cleanup_unblock_signals(void);
 /* In a freshly forked child: default signal handling, no cleanup duty. */
 void cleanup_in_child(void);
 
+/*
+ * fork() a helper that dies with the benchmark: the child gets default
+ * signal handling, no cleanup duty and PR_SET_PDEATHSIG(SIGKILL); the
+ * parent registers it to be killed on cleanup. Returns as fork() does.
+ */
+pid_t cleanup_fork(void);
+
 /* Undo everything registered. Idempotent. */
 void cleanup_run(void);
 /* The signal that interrupted the run, or 0. */

@@ -40,7 +40,7 @@ int cpu_process_seconds(pid_t pid, double *out)
 	return 0;
 }
 
-int cpu_host_busy_seconds(double *out)
+int cpu_host_seconds(double *busy, double *stolen)
 {
 	unsigned long long user, nice, sys, idle, iowait, irq, softirq, steal;
 	FILE *f = fopen("/proc/stat", "re");
@@ -53,7 +53,8 @@ int cpu_host_busy_seconds(double *out)
 	fclose(f);
 	if (n != 8)
 		return -EINVAL;
-	*out = (double)(user + nice + sys + irq + softirq + steal) /
-	       ticks_per_second();
+	*busy = (double)(user + nice + sys + irq + softirq + steal) /
+		ticks_per_second();
+	*stolen = (double)steal / ticks_per_second();
 	return 0;
 }

@@ -9,8 +9,9 @@
 int cpu_process_seconds(pid_t pid, double *out);
 /*
  * CPU seconds the host spent busy (user, nice, system, irq, softirq,
- * steal) summed over all CPUs since boot.
+ * steal) summed over all CPUs since boot, and the part of it that was
+ * steal (time the hypervisor gave this VM's CPUs to someone else).
  */
-int cpu_host_busy_seconds(double *out);
+int cpu_host_seconds(double *busy, double *steal);
 
 #endif /* BENCH_CPU_H */

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,20 +101,13 @@ static int spawn(struct group_run *r, const struct bench_job *job,
 	for (unsigned int i = 0; i < r->n; i++) {
 		pid_t pid;
 
-		cleanup_block_signals();
-		pid = fork();
+		pid = cleanup_fork();
 		if (pid == 0) {
-			cleanup_in_child();
-			cleanup_unblock_signals();
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(status[0]);
 			close(start[1]);
 			guest_main(i, job, open_engine, arg, &g->res[i],
 				   status[1], start[0]);
 		}
-		if (pid > 0)
-			cleanup_add_pid(pid, false);
-		cleanup_unblock_signals();
 		if (pid < 0) {
 			r->n = i;
 			break;

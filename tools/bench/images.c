@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -96,10 +98,75 @@ int images_create(struct bench_images *im, const char *dir, unsigned int n,
 	return ret;
 }
 
-int images_evict(const struct bench_images *im, unsigned int n)
+/* Bytes of @path in the page cache, by mincore on a mapping of it. */
+static int resident_bytes(const char *path, uint64_t *out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	unsigned char *vec = NULL;
+	void *map = MAP_FAILED;
+	size_t pages;
+	int ret = 0;
+
+	*out = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !st.st_size) {
+		ret = st.st_size ? -errno : 0;
+		goto out;
+	}
+	pages = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page;
+	vec = malloc(pages);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (!vec || map == MAP_FAILED) {
+		ret = vec ? -errno : -ENOMEM;
+		goto out;
+	}
+	if (mincore(map, (size_t)st.st_size, vec) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	for (size_t i = 0; i < pages; i++)
+		*out += vec[i] & 1 ? (uint64_t)page : 0;
+out:
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
+	free(vec);
+	close(fd);
+	return ret;
+}
+
+static uint64_t resident_total(const struct bench_images *im, unsigned int n)
+{
+	uint64_t sum = 0, one;
+
+	for (unsigned int i = 0; i < n && i < im->n; i++)
+		if (resident_bytes(im->paths[i], &one) == 0)
+			sum += one;
+	return sum;
+}
+
+/* Only root may; without it the caller reports what stayed cached. */
+static int drop_page_cache(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	sync();
+	ret = write(fd, "1", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+int images_evict(const struct bench_images *im, unsigned int n,
+		 uint64_t *before, uint64_t *after)
 {
 	int first = 0;
 
+	*before = resident_total(im, n);
 	for (unsigned int i = 0; i < n && i < im->n; i++) {
 		int fd = open(im->paths[i], O_RDONLY | O_CLOEXEC);
 
@@ -111,6 +178,9 @@ int images_evict(const struct bench_images *im, unsigned int n)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	}
+	*after = resident_total(im, n);
+	if (*after && drop_page_cache() == 0)
+		*after = resident_total(im, n);
 	return first;
 }
 

@@ -38,6 +38,9 @@ static const struct job_shape shapes[BENCH_NR_JOBS] = {
 			      "sequential runs, depth 4, a flush every 32 "
 			      "writes",
 			      64 * 1024, 4, 32, true },
+	/* One request at a time: what each arm adds to a single I/O. */
+	[BENCH_JOB_QD1READ] = { "qd1read", "4 KiB random reads, depth 1", 4096,
+				1, 0, false },
 };
 
 const char *bench_job_name(enum bench_job_kind kind)
@@ -152,9 +155,10 @@ bool bench_opgen_next(struct bench_opgen *g, struct bench_op *op)
 		return false;
 	switch (job->kind) {
 	case BENCH_JOB_RANDREAD:
+	case BENCH_JOB_QD1READ:
 	case BENCH_JOB_RANDWRITE:
-		op->type = job->kind == BENCH_JOB_RANDREAD ? BENCH_OP_READ
-							   : BENCH_OP_WRITE;
+		op->type = job->kind == BENCH_JOB_RANDWRITE ? BENCH_OP_WRITE
+							    : BENCH_OP_READ;
 		op->len = job->max_bs;
 		op->offset = random_block(g, op->len);
 		break;

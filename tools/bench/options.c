@@ -22,7 +22,9 @@ static void usage(FILE *f)
 		"times, fairness, throughput, latency and backend CPU.\n\n"
 		"  -g, --guests LIST     guest counts (default 1,4,10)\n"
 		"  -j, --jobs LIST       randread,randwrite,seqwrite,seqread,"
-		"build (default all)\n"
+		"build,qd1read\n"
+		"                        (default all; none: only "
+		"--idle-guests)\n"
 		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd (default "
 		"all)\n"
 		"  -s, --size BYTES      I/O per guest per job (default 64M)\n"
@@ -30,8 +32,14 @@ static void usage(FILE *f)
 		"--size)\n"
 		"  -t, --time SECONDS    stop each guest's job after this "
 		"long\n"
+		"      --idle-guests LIST  attach this many idle guests to "
+		"the daemon first,\n"
+		"                        measure their cost; jobs run with "
+		"the last attached\n"
 		"  -r, --repeat N        run everything N times, report "
-		"medians (default 1)\n"
+		"medians and spread\n"
+		"                        (default 1)\n"
+		"      --warmup N        unmeasured passes first (default 1)\n"
 		"  -d, --dir DIR         where the images go (default "
 		"$TMPDIR or /var/tmp)\n"
 		"      --seed N          seed of the I/O patterns\n"
@@ -109,20 +117,37 @@ static int for_each_item(const char *list, int (*item)(const char *, void *),
 	return ret;
 }
 
+/* Add count @s (1..@max) to @list of @cap entries, once. */
+static int add_count(const char *s, unsigned int max, unsigned int *list,
+		     unsigned int *nr, unsigned int cap)
+{
+	unsigned int n;
+
+	if (parse_u32(s, &n) < 0 || n < 1 || n > max)
+		return -EINVAL;
+	for (unsigned int i = 0; i < *nr; i++)
+		if (list[i] == n)
+			return 0;
+	if (*nr == cap)
+		return -E2BIG;
+	list[(*nr)++] = n;
+	return 0;
+}
+
 static int add_guests(const char *s, void *arg)
 {
 	struct bench_config *c = arg;
-	unsigned int n;
 
-	if (parse_u32(s, &n) < 0 || n < 1 || n > MAX_GUESTS)
-		return -EINVAL;
-	for (unsigned int i = 0; i < c->nr_guests; i++)
-		if (c->guests[i] == n)
-			return 0;
-	if (c->nr_guests == sizeof(c->guests) / sizeof(c->guests[0]))
-		return -E2BIG;
-	c->guests[c->nr_guests++] = n;
-	return 0;
+	return add_count(s, MAX_GUESTS, c->guests, &c->nr_guests,
+			 sizeof(c->guests) / sizeof(c->guests[0]));
+}
+
+static int add_idle(const char *s, void *arg)
+{
+	struct bench_config *c = arg;
+
+	return add_count(s, BENCH_MAX_IDLE_GUESTS, c->idle, &c->nr_idle,
+			 BENCH_MAX_IDLE_STEPS);
 }
 
 static int add_job(const char *s, void *arg)
@@ -195,6 +220,8 @@ enum {
 	O_CSV,
 	O_SVG,
 	O_JSON,
+	O_WARMUP,
+	O_IDLE,
 };
 
 static const struct option longopts[] = {
@@ -205,6 +232,8 @@ static const struct option longopts[] = {
 	{ "image-size", required_argument, NULL, O_IMAGE_SIZE },
 	{ "time", required_argument, NULL, 't' },
 	{ "repeat", required_argument, NULL, 'r' },
+	{ "warmup", required_argument, NULL, O_WARMUP },
+	{ "idle-guests", required_argument, NULL, O_IDLE },
 	{ "dir", required_argument, NULL, 'd' },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "blkbackd", required_argument, NULL, O_BLKBACKD },
@@ -242,7 +271,11 @@ static int parse_one(struct bench_options *o, int c, const char *arg,
 		return for_each_item(arg, add_guests, cfg);
 	case 'j':
 		cfg->nr_jobs = 0;
-		return for_each_item(arg, add_job, cfg);
+		return strcmp(arg, "none") ? for_each_item(arg, add_job, cfg)
+					   : 0;
+	case O_IDLE:
+		cfg->nr_idle = 0;
+		return for_each_item(arg, add_idle, cfg);
 	case 'a':
 		cfg->nr_arms = 0;
 		return for_each_item(arg, add_arm, cfg);
@@ -256,6 +289,10 @@ static int parse_one(struct bench_options *o, int c, const char *arg,
 	case 'r':
 		return parse_u32(arg, &cfg->repeat) < 0 || !cfg->repeat ||
 				       cfg->repeat > BENCH_MAX_REPEAT
+			       ? -EINVAL
+			       : 0;
+	case O_WARMUP:
+		return parse_u32(arg, &cfg->warmup) < 0 || cfg->warmup > 10
 			       ? -EINVAL
 			       : 0;
 	case 'd':
@@ -305,6 +342,7 @@ static void set_defaults(struct bench_options *o)
 		cfg->arms[cfg->nr_arms++] = (enum bench_arm)a;
 	cfg->size = 64ull << 20;
 	cfg->repeat = 1;
+	cfg->warmup = 1;
 	cfg->seed = 0x626c6b62656e6368ull; /* fixed: runs are comparable */
 	default_paths(o);
 	cfg->blkbackd = o->default_blkbackd;
@@ -358,12 +396,21 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o,
 			 argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->cfg.nr_guests || !o->cfg.nr_jobs || !o->cfg.nr_arms) {
-		snprintf(why, why_len, "empty --guests, --jobs or --arms");
+	if (!o->cfg.nr_guests || (!o->cfg.nr_jobs && !o->cfg.nr_idle) ||
+	    !o->cfg.nr_arms) {
+		snprintf(why, why_len,
+			 "empty --guests, --jobs or --arms (--jobs none "
+			 "needs --idle-guests)");
+		return -EINVAL;
+	}
+	if (o->cfg.nr_idle &&
+	    !bench_config_has_arm(&o->cfg, BENCH_ARM_BLKBACKD)) {
+		snprintf(why, why_len, "--idle-guests needs the blkbackd arm");
 		return -EINVAL;
 	}
 	qsort(o->cfg.guests, o->cfg.nr_guests, sizeof(o->cfg.guests[0]),
 	      cmp_uint);
+	qsort(o->cfg.idle, o->cfg.nr_idle, sizeof(o->cfg.idle[0]), cmp_uint);
 	if (!o->cfg.image_size)
 		o->cfg.image_size = o->cfg.size;
 	/* Whole MiB, so that every job's largest operation fits evenly. */

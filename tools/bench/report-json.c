@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The JSON document (format 1, documented in blkback-bench(1)). Keys are
- * only ever added, never renamed or removed, so scripts keep working.
+ * The JSON document (format 2, documented in blkback-bench(1)). Within a
+ * format keys are only ever added, never renamed or removed, so scripts
+ * keep working; format 2 added the spread of every median.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -38,6 +39,16 @@ static const char *status_key(enum bench_cell_status s)
 					 : "not-run";
 }
 
+static json_object *idle_counts(const struct bench_config *cfg)
+{
+	json_object *a = json_object_new_array();
+
+	for (unsigned int i = 0; i < cfg->nr_idle; i++)
+		json_object_array_add(
+			a, json_object_new_int((int32_t)cfg->idle[i]));
+	return a;
+}
+
 static json_object *config_object(const struct bench_config *cfg)
 {
 	json_object *o = json_object_new_object();
@@ -62,6 +73,8 @@ static json_object *config_object(const struct bench_config *cfg)
 	add(o, "time_limit_seconds",
 	    cfg->time_limit > 0 ? number_or_null(cfg->time_limit) : NULL);
 	add(o, "repeat", json_object_new_int((int32_t)cfg->repeat));
+	add(o, "warmup", json_object_new_int((int32_t)cfg->warmup));
+	add(o, "idle_guests", idle_counts(cfg));
 	add(o, "seed", json_object_new_int64((int64_t)cfg->seed));
 	add(o, "blkbackd", json_object_new_string(cfg->blkbackd));
 	return o;
@@ -85,6 +98,28 @@ static json_object *host_object(void)
 	return o;
 }
 
+/* Each number's [min, max] over the repeats (null where not measured). */
+static json_object *spread_object(const struct bench_cell *c)
+{
+	json_object *o = json_object_new_object();
+
+	for (unsigned int i = 0; i < bench_nr_metrics; i++) {
+		const struct bench_metric *k = &bench_metrics[i];
+		double lo = bench_metric_value(&c->lo, k);
+		json_object *pair = NULL;
+
+		if (!isnan(lo)) {
+			pair = json_object_new_array();
+			json_object_array_add(pair, number_or_null(lo));
+			json_object_array_add(
+				pair,
+				number_or_null(bench_metric_value(&c->hi, k)));
+		}
+		add(o, k->key, pair);
+	}
+	return o;
+}
+
 static json_object *cell_object(const struct bench_cell *c)
 {
 	const struct bench_sample *m = &c->median;
@@ -101,18 +136,15 @@ static json_object *cell_object(const struct bench_cell *c)
 	for (unsigned int g = 0; ok && g < c->n; g++)
 		json_object_array_add(gs, number_or_null(m->guest_seconds[g]));
 	add(o, "guest_seconds", gs);
-	add(o, "wall_seconds", ok ? number_or_null(m->wall_seconds) : NULL);
-	add(o, "fairness", ok ? number_or_null(m->fairness) : NULL);
-	add(o, "aggregate_mbps", ok ? number_or_null(m->mbps) : NULL);
-	add(o, "aggregate_iops", ok ? number_or_null(m->iops) : NULL);
-	add(o, "latency_p50_us", ok ? number_or_null(m->p50_us) : NULL);
-	add(o, "latency_p99_us", ok ? number_or_null(m->p99_us) : NULL);
-	add(o, "backend_cpu_us_per_io",
-	    ok ? number_or_null(m->backend_cpu_us_per_io) : NULL);
+	for (unsigned int i = 0; i < bench_nr_metrics; i++) {
+		const struct bench_metric *k = &bench_metrics[i];
+
+		add(o, k->key,
+		    ok ? number_or_null(bench_metric_value(m, k)) : NULL);
+	}
+	add(o, "spread", ok ? spread_object(c) : NULL);
 	add(o, "cpu_method",
 	    json_object_new_string(bench_cpu_method_name(c->cpu_method)));
-	add(o, "guest_cpu_us_per_io",
-	    ok ? number_or_null(m->guest_cpu_us_per_io) : NULL);
 	add(o, "ops", ok ? json_object_new_int64((int64_t)m->ops) : NULL);
 	add(o, "bytes", ok ? json_object_new_int64((int64_t)m->bytes) : NULL);
 	return o;
@@ -123,7 +155,7 @@ static json_object *targets_array(const struct bench_results *r)
 	json_object *arr = json_object_new_array();
 
 	for (unsigned int j = 0; j < r->cfg->nr_jobs; j++) {
-		struct bench_target t[4];
+		struct bench_target t[BENCH_MAX_TARGETS];
 		unsigned int n = bench_targets(r, r->cfg->jobs[j], t);
 
 		for (unsigned int i = 0; i < n; i++) {
@@ -135,6 +167,10 @@ static json_object *targets_array(const struct bench_results *r)
 			add(o, "label", json_object_new_string(t[i].label));
 			add(o, "value",
 			    t[i].available ? number_or_null(t[i].value) : NULL);
+			add(o, "min",
+			    t[i].available ? number_or_null(t[i].lo) : NULL);
+			add(o, "max",
+			    t[i].available ? number_or_null(t[i].hi) : NULL);
 			add(o, "threshold", number_or_null(t[i].threshold));
 			add(o, "comparison",
 			    json_object_new_string(t[i].at_least ? ">="
@@ -144,6 +180,64 @@ static json_object *targets_array(const struct bench_results *r)
 					   : NULL);
 			json_object_array_add(arr, o);
 		}
+	}
+	return arr;
+}
+
+static json_object *usage_object(const struct proc_usage *u)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "rss_mib", number_or_null(u->rss_mib));
+	add(o, "rss_anon_mib", number_or_null(u->anon_mib));
+	add(o, "rss_shared_mib", number_or_null(u->shared_mib));
+	add(o, "fds", json_object_new_int((int32_t)u->fds));
+	add(o, "threads", json_object_new_int((int32_t)u->threads));
+	add(o, "nofile_limit", json_object_new_int64((int64_t)u->nofile_limit));
+	return o;
+}
+
+static json_object *idle_array(const struct bench_results *r)
+{
+	json_object *arr = json_object_new_array();
+
+	for (unsigned int i = 0; i < r->cfg->nr_idle; i++) {
+		const struct idle_figures *g = &r->idle[i];
+		json_object *o = json_object_new_object();
+		bool measured = g->attach_seconds > 0;
+
+		add(o, "guests", json_object_new_int((int32_t)g->guests));
+		add(o, "status",
+		    json_object_new_string(g->error < 0 ? "failed" : "ok"));
+		add(o, "note", json_object_new_string(g->note));
+		add(o, "attach_seconds",
+		    measured ? number_or_null(g->attach_seconds) : NULL);
+		add(o, "plug_seconds",
+		    measured ? number_or_null(g->plug_seconds) : NULL);
+		add(o, "connect_seconds",
+		    measured ? number_or_null(g->connect_seconds) : NULL);
+		add(o, "detach_seconds", number_or_null(g->detach_seconds));
+		add(o, "daemon_rss_target_mib",
+		    number_or_null(IDLE_RSS_TARGET_MIB));
+		add(o, "daemon_rss_pass",
+		    measured ? json_object_new_boolean(g->daemon.rss_mib <=
+						       IDLE_RSS_TARGET_MIB)
+			     : NULL);
+		add(o, "attach_target_seconds",
+		    number_or_null(IDLE_ATTACH_TARGET_S));
+		add(o, "attach_pass",
+		    measured ? json_object_new_boolean(g->attach_seconds <=
+						       IDLE_ATTACH_TARGET_S)
+			     : NULL);
+		add(o, "daemon_before",
+		    measured ? usage_object(&g->daemon_before) : NULL);
+		add(o, "daemon", measured ? usage_object(&g->daemon) : NULL);
+		add(o, "frontend_server",
+		    measured ? usage_object(&g->server) : NULL);
+		add(o, "xenstored",
+		    measured && g->have_xenstored ? usage_object(&g->xenstored)
+						  : NULL);
+		json_object_array_add(arr, o);
 	}
 	return arr;
 }
@@ -162,6 +256,7 @@ int report_json(const char *path, const struct bench_results *r)
 		json_object_array_add(cells, cell_object(&r->cells[i]));
 	add(doc, "results", cells);
 	add(doc, "targets", targets_array(r));
+	add(doc, "idle_guests", idle_array(r));
 	if (!strcmp(path, "-")) {
 		ret = fputs(json_object_to_json_string_ext(
 				    doc, JSON_C_TO_STRING_PRETTY),

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,11 +33,55 @@ static void guest_range(const struct bench_cell *c, double *lo, double *hi)
 	}
 }
 
-static void table_row(FILE *f, const struct bench_cell *c)
+#define COL_W 12
+
+/* A number, or "n/a"; loop's CPU figure carries a '*'. */
+static void format_value(char *buf, size_t len, double v, int decimals,
+			 const char *mark)
 {
-	const struct bench_sample *m = &c->median;
+	if (isnan(v))
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.*f%s", decimals, v, mark);
+}
+
+static void format_range(char *buf, size_t len, double lo, double hi,
+			 int decimals)
+{
+	if (isnan(lo))
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.*f-%.*f", decimals, lo, decimals, hi);
+}
+
+struct column {
+	size_t offset; /* of the double in struct bench_sample */
+	int decimals;
+};
+
+static const struct column columns[] = {
+	{ offsetof(struct bench_sample, fairness), 3 },
+	{ offsetof(struct bench_sample, mbps), 1 },
+	{ offsetof(struct bench_sample, iops), 0 },
+	{ offsetof(struct bench_sample, p50_us), 0 },
+	{ offsetof(struct bench_sample, p50_added_us), 0 },
+	{ offsetof(struct bench_sample, p99_us), 0 },
+	{ offsetof(struct bench_sample, backend_cpu_us_per_io), 1 },
+};
+
+static double field(const struct bench_sample *s, const struct column *col)
+{
+	return *(const double *)((const char *)s + col->offset);
+}
+
+/* The medians; with repeats, a second line with each one's min-max. */
+static void table_row(FILE *f, const struct bench_cell *c, bool spread)
+{
+	const char *mark = c->cpu_method == BENCH_CPU_HOST_MINUS_GUESTS ? "*"
+									: "";
+	size_t nr = sizeof(columns) / sizeof(columns[0]);
 	double lo, hi;
-	char cpu[16];
+	char text[40];
 
 	if (c->status != BENCH_CELL_OK) {
 		fprintf(f, "%5u  %-9s %s: %s\n", c->n, bench_arm_name(c->arm),
@@ -44,61 +89,123 @@ static void table_row(FILE *f, const struct bench_cell *c)
 		return;
 	}
 	guest_range(c, &lo, &hi);
-	if (isnan(m->backend_cpu_us_per_io))
-		snprintf(cpu, sizeof(cpu), "n/a");
-	else
-		snprintf(cpu, sizeof(cpu), "%.1f%s", m->backend_cpu_us_per_io,
-			 c->cpu_method == BENCH_CPU_HOST_MINUS_GUESTS ? "*"
-								      : "");
-	fprintf(f, "%5u  %-9s %8.2f-%-8.2f %7.3f %9.1f %9.0f %9.0f %9.0f %9s\n",
-		c->n, bench_arm_name(c->arm), lo, hi, m->fairness, m->mbps,
-		m->iops, m->p50_us, m->p99_us, cpu);
+	fprintf(f, "%5u  %-9s %8.2f-%-8.2f", c->n, bench_arm_name(c->arm), lo,
+		hi);
+	for (size_t i = 0; i < nr; i++) {
+		format_value(text, sizeof(text), field(&c->median, &columns[i]),
+			     columns[i].decimals, i == nr - 1 ? mark : "");
+		fprintf(f, " %*s", COL_W, text);
+	}
+	fputc('\n', f);
+	if (!spread)
+		return;
+	fprintf(f, "%5s  %-9s %17s", "", "", "min-max");
+	for (size_t i = 0; i < nr; i++) {
+		format_range(text, sizeof(text), field(&c->lo, &columns[i]),
+			     field(&c->hi, &columns[i]), columns[i].decimals);
+		fprintf(f, " %*s", COL_W, text);
+	}
+	fputc('\n', f);
 }
 
 static void table_targets(FILE *f, const struct bench_results *r,
 			  enum bench_job_kind job)
 {
-	struct bench_target t[4];
+	struct bench_target t[BENCH_MAX_TARGETS];
 	unsigned int n = bench_targets(r, job, t);
 
 	for (unsigned int i = 0; i < n; i++) {
 		if (!t[i].available) {
-			fprintf(f, "  target %-42s   n/a (arm or N not run)\n",
+			fprintf(f, "  target %-50s   n/a (arm or N not run)\n",
 				t[i].label);
 			continue;
 		}
-		fprintf(f, "  target %-42s %6.2f %s %.2f  %s\n", t[i].label,
+		fprintf(f, "  target %-50s %6.2f %s %.2f  %s", t[i].label,
 			t[i].value, t[i].at_least ? ">=" : "<=", t[i].threshold,
 			t[i].pass ? "PASS" : "MISS");
+		if (r->cfg->repeat > 1)
+			fprintf(f, "  (min-max %.2f-%.2f)", t[i].lo, t[i].hi);
+		fputc('\n', f);
 	}
+}
+
+static void table_idle(FILE *f, const struct bench_results *r)
+{
+	const struct bench_config *cfg = r->cfg;
+
+	fprintf(f, "\nidle guests: attached to the one daemon, no I/O\n");
+	fprintf(f, "%6s %9s %9s %9s  %-28s %-28s %s\n", "idle", "attach s",
+		"plug s", "connect s", "daemon RSS MiB/fds/threads",
+		"(before: RSS/fds/threads)", "detach s");
+	for (unsigned int i = 0; i < cfg->nr_idle; i++) {
+		const struct idle_figures *g = &r->idle[i];
+		char now[40], before[40];
+
+		if (g->error < 0 && !(g->attach_seconds > 0)) {
+			fprintf(f, "%6u failed: %s\n", g->guests, g->note);
+			continue;
+		}
+		snprintf(now, sizeof(now), "%.1f / %u / %u", g->daemon.rss_mib,
+			 g->daemon.fds, g->daemon.threads);
+		snprintf(before, sizeof(before), "(%.1f / %u / %u)",
+			 g->daemon_before.rss_mib, g->daemon_before.fds,
+			 g->daemon_before.threads);
+		fprintf(f, "%6u %9.2f %9.2f %9.2f  %-28s %-28s %.2f\n",
+			g->guests, g->attach_seconds, g->plug_seconds,
+			g->connect_seconds, now, before, g->detach_seconds);
+		fprintf(f,
+			"  target daemon RSS with %u idle guests, MiB %11.1f "
+			"<= %.0f  %s\n",
+			g->guests, g->daemon.rss_mib, IDLE_RSS_TARGET_MIB,
+			g->daemon.rss_mib <= IDLE_RSS_TARGET_MIB ? "PASS"
+								 : "MISS");
+		fprintf(f,
+			"  target attach of %u idle guests, s %18.2f <= %.0f  "
+			"%s\n",
+			g->guests, g->attach_seconds, IDLE_ATTACH_TARGET_S,
+			g->attach_seconds <= IDLE_ATTACH_TARGET_S ? "PASS"
+								  : "MISS");
+		if (g->error < 0)
+			fprintf(f, "  (then: %s)\n", g->note);
+	}
+	fprintf(f, "The jobs above ran with %u idle guests attached.\n",
+		cfg->nr_idle ? cfg->idle[cfg->nr_idle - 1] : 0);
 }
 
 void report_table(FILE *f, const struct bench_results *r)
 {
 	const struct bench_config *cfg = r->cfg;
+	bool spread = cfg->repeat > 1;
 
 	for (unsigned int j = 0; j < cfg->nr_jobs; j++) {
 		enum bench_job_kind job = cfg->jobs[j];
 
 		fprintf(f, "\n%s: %s\n", bench_job_name(job),
 			bench_job_summary(job));
-		fprintf(f, "%5s  %-9s %17s %7s %9s %9s %9s %9s %9s\n", "N",
-			"arm", "guest s (min-max)", "max/min", "MB/s", "IOPS",
-			"p50 us", "p99 us", "cpu us/io");
+		fprintf(f, "%5s  %-9s %17s %*s %*s %*s %*s %*s %*s %*s\n", "N",
+			"arm", "guest s (min-max)", COL_W, "max/min", COL_W,
+			"MB/s", COL_W, "IOPS", COL_W, "p50 us", COL_W,
+			"p50 +raw us", COL_W, "p99 us", COL_W, "cpu us/io");
 		for (unsigned int g = 0; g < cfg->nr_guests; g++)
 			for (unsigned int a = 0; a < cfg->nr_arms; a++)
 				table_row(f,
 					  bench_cell_find(r, job, cfg->arms[a],
-							  cfg->guests[g]));
+							  cfg->guests[g]),
+					  spread);
 		table_targets(f, r, job);
 	}
 	fprintf(f,
-		"\ncpu us/io: the backend's CPU per I/O: blkbackd = the daemon "
+		"\np50 +raw us: the arm's p50 latency minus raw's, repeat by "
+		"repeat (the added latency).\n"
+		"cpu us/io: the backend's CPU per I/O: blkbackd = the daemon "
 		"process (/proc/PID/stat);\n* loop = host busy CPU "
 		"(/proc/stat) minus the guests' own, which includes anything "
-		"else\n  running on the host; raw has no backend.  "
-		"Medians of %u run(s).\n",
-		cfg->repeat);
+		"else\n  running on the host; raw has no backend.\n"
+		"Medians of %u run(s)%s; every run starts with its images out "
+		"of the host page cache.\n",
+		cfg->repeat, spread ? ", min-max below each" : "");
+	if (cfg->nr_idle)
+		table_idle(f, r);
 }
 
 static FILE *open_output(const char *path)
@@ -123,16 +230,62 @@ static void csv_number(FILE *f, double v, int decimals)
 		fprintf(f, "%.*f", decimals, v);
 }
 
+/* The original columns first, so that scripts reading them by position
+ * keep working; the host figures and every number's min and max after. */
+static const char *const csv_appended[] = {
+	"latency_p50_added_over_raw_us",
+	"image_cache_before_eviction_mib",
+	"image_cache_at_start_mib",
+	"host_busy_pct",
+	"host_steal_pct",
+	"host_others_pct",
+};
+#define NR_APPENDED (sizeof(csv_appended) / sizeof(csv_appended[0]))
+
+static const struct bench_metric *metric(const char *key)
+{
+	for (unsigned int i = 0; i < bench_nr_metrics; i++)
+		if (!strcmp(bench_metrics[i].key, key))
+			return &bench_metrics[i];
+	return NULL;
+}
+
+static void csv_header(FILE *f)
+{
+	fprintf(f, "job,arm,guests,status,wall_seconds,guest_seconds,"
+		   "fairness,aggregate_mbps,aggregate_iops,latency_p50_us,"
+		   "latency_p99_us,backend_cpu_us_per_io,cpu_method,"
+		   "guest_cpu_us_per_io,ops,bytes,repeats");
+	for (size_t i = 0; i < NR_APPENDED; i++)
+		fprintf(f, ",%s", csv_appended[i]);
+	for (unsigned int i = 0; i < bench_nr_metrics; i++)
+		fprintf(f, ",%s_min,%s_max", bench_metrics[i].key,
+			bench_metrics[i].key);
+	fputc('\n', f);
+}
+
+static void csv_spread(FILE *f, const struct bench_cell *c)
+{
+	for (size_t i = 0; i < NR_APPENDED; i++) {
+		const struct bench_metric *m = metric(csv_appended[i]);
+
+		csv_number(f, bench_metric_value(&c->median, m), m->decimals);
+	}
+	for (unsigned int i = 0; i < bench_nr_metrics; i++) {
+		const struct bench_metric *m = &bench_metrics[i];
+
+		csv_number(f, bench_metric_value(&c->lo, m), m->decimals);
+		csv_number(f, bench_metric_value(&c->hi, m), m->decimals);
+	}
+}
+
 int report_csv(const char *path, const struct bench_results *r)
 {
 	FILE *f = open_output(path);
 
 	if (!f)
 		return -errno;
-	fprintf(f, "job,arm,guests,status,wall_seconds,guest_seconds,"
-		   "fairness,aggregate_mbps,aggregate_iops,latency_p50_us,"
-		   "latency_p99_us,backend_cpu_us_per_io,cpu_method,"
-		   "guest_cpu_us_per_io,ops,bytes,repeats\n");
+	csv_header(f);
 	for (unsigned int i = 0; i < r->nr_cells; i++) {
 		const struct bench_cell *c = &r->cells[i];
 		const struct bench_sample *m = &c->median;
@@ -141,9 +294,13 @@ int report_csv(const char *path, const struct bench_results *r)
 		fprintf(f, "%s,%s,%u,%s", bench_job_name(c->job),
 			bench_arm_name(c->arm), c->n, status_name(c->status));
 		if (!ok) {
-			fprintf(f, ",,,,,,,,,%s,,,,%u\n",
+			fprintf(f, ",,,,,,,,,%s,,,,%u",
 				bench_cpu_method_name(c->cpu_method),
 				c->nr_samples);
+			for (size_t k = 0;
+			     k < NR_APPENDED + 2 * bench_nr_metrics; k++)
+				fputc(',', f);
+			fputc('\n', f);
 			continue;
 		}
 		csv_number(f, m->wall_seconds, 4);
@@ -158,8 +315,10 @@ int report_csv(const char *path, const struct bench_results *r)
 		csv_number(f, m->backend_cpu_us_per_io, 3);
 		fprintf(f, ",%s", bench_cpu_method_name(c->cpu_method));
 		csv_number(f, m->guest_cpu_us_per_io, 3);
-		fprintf(f, ",%llu,%llu,%u\n", (unsigned long long)m->ops,
+		fprintf(f, ",%llu,%llu,%u", (unsigned long long)m->ops,
 			(unsigned long long)m->bytes, c->nr_samples);
+		csv_spread(f, c);
+		fputc('\n', f);
 	}
 	return close_output(f);
 }

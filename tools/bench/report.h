@@ -11,7 +11,7 @@
 
 #include "tools/bench/results.h"
 
-#define BENCH_JSON_FORMAT 1
+#define BENCH_JSON_FORMAT 2
 
 void report_table(FILE *f, const struct bench_results *r);
 int report_csv(const char *path, const struct bench_results *r);

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xenstore.h>
@@ -17,6 +20,7 @@
 #include "tools/xensim/toolstack.h"
 
 #define MAX_DAEMON_ARGS 32
+#define READY_TIMEOUT_MS 30000
 
 /* Run @argv to completion with stdout/stderr to @log; its exit status. */
 static int run_tool(char *const argv[], const char *log)
@@ -115,6 +119,51 @@ static int import_env(const char *dir)
 		       : -EINVAL;
 }
 
+/* A socket for the daemon's sd_notify (NOTIFY_SOCKET), as systemd has. */
+static int open_notify_socket(struct xenhost *h, const char *workdir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(h->notify_path, sizeof(h->notify_path), "%s/notify", workdir);
+	if (strlen(h->notify_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, h->notify_path);
+	h->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (h->notify_fd < 0)
+		return -errno;
+	if (bind(h->notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return cleanup_add_file(h->notify_path);
+}
+
+/* Wait for READY=1; -ETIMEDOUT, or -ESRCH when the daemon died first. */
+static int wait_ready(struct xenhost *h, char *why, size_t why_len)
+{
+	struct pollfd pfd = { .fd = h->notify_fd, .events = POLLIN };
+	char msg[512];
+
+	for (int waited = 0; waited < READY_TIMEOUT_MS; waited += 100) {
+		ssize_t got;
+
+		if (xenhost_check_daemon(h, why, why_len) < 0)
+			return -ESRCH;
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		got = recv(h->notify_fd, msg, sizeof(msg) - 1, 0);
+		if (got <= 0)
+			continue;
+		msg[got] = 0;
+		if (strstr(msg, "READY=1")) {
+			close(h->notify_fd);
+			h->notify_fd = -1;
+			return 0;
+		}
+	}
+	snprintf(why, why_len, "blkbackd did not report ready in %d s",
+		 READY_TIMEOUT_MS / 1000);
+	return -ETIMEDOUT;
+}
+
 static int spawn_daemon(struct xenhost *h, const char *blkbackd,
 			char *const *extra)
 {
@@ -140,6 +189,7 @@ static int spawn_daemon(struct xenhost *h, const char *blkbackd,
 			dup2(fd, STDERR_FILENO);
 		}
 		setenv("LD_LIBRARY_PATH", libdir ? libdir : "", 1);
+		setenv("NOTIFY_SOCKET", h->notify_path, 1);
 		execv(blkbackd, argv);
 		fprintf(stderr, "exec %s: %s\n", blkbackd, strerror(errno));
 		_exit(127);
@@ -163,6 +213,7 @@ int xenhost_start(struct xenhost *h, const char *script, const char *blkbackd,
 
 	memset(h, 0, sizeof(*h));
 	h->next_domid = 1;
+	h->notify_fd = -1;
 	if (access(blkbackd, X_OK) < 0) {
 		snprintf(why, why_len,
 			 "no daemon at %s (build it, or pass --blkbackd PATH)",
@@ -202,6 +253,12 @@ int xenhost_start(struct xenhost *h, const char *script, const char *blkbackd,
 			 strerror(-ret));
 		return ret;
 	}
+	ret = open_notify_socket(h, workdir);
+	if (ret < 0) {
+		snprintf(why, why_len, "cannot make %s: %s", h->notify_path,
+			 strerror(-ret));
+		return ret;
+	}
 	ret = spawn_daemon(h, blkbackd, daemon_args);
 	if (ret < 0) {
 		snprintf(why, why_len, "cannot start %s: %s", blkbackd,
@@ -214,7 +271,7 @@ int xenhost_start(struct xenhost *h, const char *script, const char *blkbackd,
 			 strerror(errno));
 		return -EIO;
 	}
-	return xenhost_check_daemon(h, why, why_len);
+	return wait_ready(h, why, why_len);
 }
 
 int xenhost_check_daemon(struct xenhost *h, char *why, size_t why_len)
@@ -322,6 +379,9 @@ int xenhost_unplug(struct xenhost *h, unsigned int n, const uint32_t *domids,
 
 void xenhost_stop(struct xenhost *h)
 {
+	if (h->notify_fd >= 0)
+		close(h->notify_fd);
+	h->notify_fd = -1;
 	if (h->xs)
 		xs_close(h->xs);
 	h->xs = NULL;

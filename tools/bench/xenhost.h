@@ -21,6 +21,8 @@ struct xenhost {
 	char dir[PATH_MAX]; /* the host's state directory */
 	char log[PATH_MAX]; /* the daemon's stderr */
 	pid_t daemon;
+	int notify_fd; /* the daemon's sd_notify socket, -1 once it is ready */
+	char notify_path[PATH_MAX];
 	struct xs_handle *xs;
 	uint32_t next_domid;
 };
@@ -29,7 +31,9 @@ struct xenhost {
 
 /*
  * Start the host in @workdir/host and @blkbackd with @daemon_args (NULL
- * terminated, may be NULL). Exports XENSIM_DIR and XENSTORED_PATH to this
+ * terminated, may be NULL), and wait until the daemon says READY=1 over
+ * sd_notify, so that what is measured next starts from a daemon that has
+ * finished starting. Exports XENSIM_DIR and XENSTORED_PATH to this
  * process, so that forked guests find the host.
  */
 int xenhost_start(struct xenhost *h, const char *script, const char *blkbackd,
