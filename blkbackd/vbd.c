@@ -884,27 +884,50 @@ static char **list_dir(struct daemon *d, const char *path, unsigned int *n)
 	return names;
 }
 
-/* Look at every device directory, and at every device we know. */
+/*
+ * Look at the device directories of domain @domid, and forget the devices
+ * of that domain whose directory is gone.
+ */
+static void vbd_rescan_domain(struct daemon *d, uint32_t domid)
+{
+	char path[VBD_PATH_MAX];
+	const char *end;
+	uint32_t devid;
+	unsigned int nv;
+	char **devs;
+	struct vbd *v, *next;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32, d->be_root, domid);
+	devs = list_dir(d, path, &nv);
+	for (unsigned int j = 0; j < nv; j++)
+		if (!parse_id(devs[j], &end, &devid) && !*end)
+			vbd_device_seen(d, domid, devid);
+	free(devs);
+	for (v = d->vbds; v; v = next) {
+		next = v->next;
+		if (v->fe_domid == domid &&
+		    xenbus_read_state(d->xs, v->be) == XenbusStateUnknown)
+			vbd_forget(v);
+	}
+}
+
+/*
+ * Look at every domain's device directories, and at every device we know.
+ * Only for a change of the root itself: a change below one domain rescans
+ * that domain alone, so that plugging N devices costs N, not N^2, reads.
+ */
 static void vbd_rescan(struct daemon *d)
 {
-	unsigned int nd, nv;
+	unsigned int nd;
 	char **doms = list_dir(d, d->be_root, &nd);
 	struct vbd *v, *next;
 
 	for (unsigned int i = 0; i < nd; i++) {
-		char path[VBD_PATH_MAX];
 		const char *end;
-		uint32_t domid, devid;
-		char **devs;
+		uint32_t domid;
 
-		if (parse_id(doms[i], &end, &domid) || *end)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", d->be_root, doms[i]);
-		devs = list_dir(d, path, &nv);
-		for (unsigned int j = 0; j < nv; j++)
-			if (!parse_id(devs[j], &end, &devid) && !*end)
-				vbd_device_seen(d, domid, devid);
-		free(devs);
+		if (!parse_id(doms[i], &end, &domid) && !*end)
+			vbd_rescan_domain(d, domid);
 	}
 	free(doms);
 	for (v = d->vbds; v; v = next) {
@@ -922,12 +945,14 @@ void vbd_backend_changed(struct daemon *d, const char *path)
 
 	if (strncmp(path, d->be_root, n) != 0)
 		return;
-	if (p[0] == '/' && parse_id(p + 1, &end, &domid) == 0 &&
-	    end[0] == '/' && parse_id(end + 1, &end, &devid) == 0) {
-		vbd_device_seen(d, domid, devid);
+	if (p[0] == '/' && parse_id(p + 1, &end, &domid) == 0) {
+		if (end[0] == '/' && parse_id(end + 1, &end, &devid) == 0)
+			vbd_device_seen(d, domid, devid);
+		else if (end[0] == '\0')
+			vbd_rescan_domain(d, domid);
 		return;
 	}
-	/* The root or a whole domain's directory changed. */
+	/* The root itself changed. */
 	vbd_rescan(d);
 }
 
