@@ -1,0 +1,73 @@
+# The fuzz harnesses of the guest-facing parsers (tests/fuzz/README.md).
+#
+# Each harness is built twice. tests/fuzz/replay-NAME, with the project's
+# compiler, feeds it the committed seed corpus in every `make check`
+# (tests/fuzz/replay.sh). tests/fuzz/fuzz-NAME, with clang's libFuzzer,
+# ASan and UBSan, is built when configure found them (--enable-fuzz):
+# `make check` then fuzzes each for a short while (tests/fuzz/fuzz.sh),
+# `make fuzz` for longer (FUZZ_SECONDS each, keeping what it finds in
+# tests/fuzz/corpus-NAME).
+FUZZ_HARNESSES = request ring xenbus
+
+check_PROGRAMS += tests/fuzz/replay-request tests/fuzz/replay-ring \
+	tests/fuzz/replay-xenbus
+tests_fuzz_replay_request_SOURCES = tests/fuzz/request.c \
+	tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_replay_request_LDADD = libblk/libblk.la
+tests_fuzz_replay_ring_SOURCES = tests/fuzz/ring.c tests/fuzz/replay.c \
+	tests/fuzz/fuzz.h
+tests_fuzz_replay_ring_LDADD = libblk/libblk.la
+tests_fuzz_replay_xenbus_SOURCES = tests/fuzz/xenbus.c tests/fuzz/replay.c \
+	tests/fuzz/fuzz.h
+tests_fuzz_replay_xenbus_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+tests_fuzz_replay_xenbus_LDADD = libblk/libblk.la
+
+TESTS += tests/fuzz/replay.sh tests/fuzz/fuzz.sh
+EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/fuzz.sh tests/fuzz/README.md \
+	tests/fuzz/make-seeds.py tests/fuzz/corpus
+
+FUZZ_SECONDS = 300
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_LINK = $(FUZZ_CC) $(FUZZ_CFLAGS) $(WARN_CFLAGS) $(AM_CPPFLAGS) \
+	$(CPPFLAGS) -o $@
+FUZZ_DEPS = $(srcdir)/tests/fuzz/fuzz.h $(srcdir)/libblk/blkif_abi.h \
+	$(srcdir)/libblk/request.h $(srcdir)/libblk/ring.h config.h
+
+if HAVE_FUZZ
+FUZZ_BINS = tests/fuzz/fuzz-request tests/fuzz/fuzz-ring \
+	tests/fuzz/fuzz-xenbus
+check_SCRIPTS = $(FUZZ_BINS)
+CLEANFILES += $(FUZZ_BINS)
+
+tests/fuzz/fuzz-request: $(srcdir)/tests/fuzz/request.c \
+		$(srcdir)/libblk/request.c $(srcdir)/libblk/ring.c $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_LINK) $(srcdir)/tests/fuzz/request.c \
+		$(srcdir)/libblk/request.c $(srcdir)/libblk/ring.c
+
+tests/fuzz/fuzz-ring: $(srcdir)/tests/fuzz/ring.c $(srcdir)/libblk/ring.c \
+		$(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_LINK) $(srcdir)/tests/fuzz/ring.c \
+		$(srcdir)/libblk/ring.c
+
+# Its xs_read() takes precedence over libxenstore's (see the harness).
+tests/fuzz/fuzz-xenbus: $(srcdir)/tests/fuzz/xenbus.c \
+		$(srcdir)/libblk/xenbus.c $(srcdir)/libblk/xenbus.h $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_LINK) $(XENSTORE_CFLAGS) \
+		$(srcdir)/tests/fuzz/xenbus.c $(srcdir)/libblk/xenbus.c \
+		$(XENSTORE_LIBS)
+
+fuzz: $(FUZZ_BINS)
+	BLKBACKD_FUZZ_SECONDS=$(FUZZ_SECONDS) BLKBACKD_FUZZ_KEEP=1 \
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/tests/fuzz/fuzz.sh $(FUZZ_HARNESSES)
+else
+fuzz:
+	@echo "make fuzz: configure found no clang with libFuzzer;" \
+		"apt-get install clang libclang-rt-14-dev, then rerun" \
+		"configure with --enable-fuzz" >&2; exit 1
+endif
+.PHONY: fuzz

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Write the seed corpora of the fuzz harnesses into tests/fuzz/corpus/.
+
+The seeds are committed; this script says what each one is and rewrites
+them all (run it from anywhere after changing an input format). Each seed
+is a case from docs/security.md or a regression: keep the names stable.
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+READ, WRITE, BARRIER, FLUSH, DISCARD, INDIRECT = 0, 1, 2, 3, 5, 6
+X86_64, X86_32 = 1, 0
+GIB = 1 << 30
+
+
+def write(harness, name, data):
+    d = os.path.join(HERE, "corpus", harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# ---- request: header, slot, indirect segment list (tests/fuzz/request.c)
+
+def header(abi=X86_64, readonly=False, discard=True, barrier=True,
+           ss_index=0, max_indirect=256, image=GIB, start=0, order=0):
+    flags = (abi | readonly << 1 | discard << 2 | barrier << 3
+             | ss_index << 4)
+    return struct.pack("<BHQIB", flags, max_indirect, image, start, order)
+
+
+def seg(gref, first, last):
+    return struct.pack("<IBBH", gref, first, last, 0)
+
+
+def offsets(abi):
+    return (8, 16, 24) if abi == X86_64 else (4, 12, 20)
+
+
+def slot_size(abi):
+    return 112 if abi == X86_64 else 108
+
+
+def rw(abi, op, sector, segs, nr=None, rid=7):
+    id_off, sector_off, tail = offsets(abi)
+    s = bytearray(slot_size(abi))
+    s[0] = op
+    s[1] = len(segs) if nr is None else nr
+    struct.pack_into("<H", s, 2, 0)
+    struct.pack_into("<Q", s, id_off, rid)
+    struct.pack_into("<Q", s, sector_off, sector)
+    for i, sg in enumerate(segs[:11]):
+        s[tail + 8 * i:tail + 8 * i + 8] = sg
+    return bytes(s)
+
+
+def discard(abi, sector, nr_sectors, rid=9):
+    id_off, sector_off, tail = offsets(abi)
+    s = bytearray(slot_size(abi))
+    s[0] = DISCARD
+    struct.pack_into("<Q", s, id_off, rid)
+    struct.pack_into("<Q", s, sector_off, sector)
+    struct.pack_into("<Q", s, tail, nr_sectors)
+    return bytes(s)
+
+
+def indirect(abi, inner, sector, nr, grefs, rid=11):
+    id_off, sector_off, tail = offsets(abi)
+    s = bytearray(slot_size(abi))
+    s[0] = INDIRECT
+    s[1] = inner
+    struct.pack_into("<H", s, 2, nr)
+    struct.pack_into("<Q", s, id_off, rid)
+    struct.pack_into("<Q", s, sector_off, sector)
+    for i, g in enumerate(grefs[:8]):
+        struct.pack_into("<I", s, tail + 4 + 4 * i, g)
+    return bytes(s)
+
+
+def full_pages(n):
+    return [seg(100 + i, 0, 7) for i in range(n)]
+
+
+def request_seeds():
+    for abi, tag in ((X86_64, "64"), (X86_32, "32")):
+        w = lambda name, data: write("request", f"{name}-{tag}", data)
+        w("read-one-page", header(abi) + rw(abi, READ, 8, [seg(5, 0, 7)]))
+        w("write-11-segments",
+          header(abi, start=0xfffffffe, order=4)
+          + rw(abi, WRITE, 0, full_pages(11)))
+        w("read-last-sector",
+          header(abi) + rw(abi, READ, GIB // 512 - 1, [seg(5, 7, 7)]))
+        w("read-past-end",
+          header(abi) + rw(abi, READ, GIB // 512 - 1, [seg(5, 6, 7)]))
+        w("sector-wraps-2-64",
+          header(abi) + rw(abi, READ, 2**64 - 1, [seg(5, 0, 7)]))
+        w("nr-segments-0", header(abi) + rw(abi, READ, 0, []))
+        w("nr-segments-12",
+          header(abi) + rw(abi, WRITE, 0, full_pages(11), nr=12))
+        w("first-after-last", header(abi) + rw(abi, READ, 0, [seg(5, 4, 3)]))
+        w("last-sect-8", header(abi) + rw(abi, READ, 0, [seg(5, 0, 8)]))
+        w("write-read-only",
+          header(abi, readonly=True) + rw(abi, WRITE, 0, [seg(5, 0, 7)]))
+        w("flush-empty", header(abi) + rw(abi, FLUSH, 0, []))
+        w("flush-with-data", header(abi) + rw(abi, FLUSH, 64, full_pages(2)))
+        w("barrier-not-offered",
+          header(abi, barrier=False) + rw(abi, BARRIER, 0, [seg(5, 0, 7)]))
+        w("unknown-operation", header(abi) + rw(abi, 200, 0, [seg(5, 0, 7)]))
+        w("large-sectors-4k",
+          header(abi, ss_index=3) + rw(abi, WRITE, 3, [seg(5, 0, 0)]))
+        w("large-sectors-4k-last-sect-1",
+          header(abi, ss_index=3) + rw(abi, WRITE, 3, [seg(5, 0, 1)]))
+        w("discard", header(abi) + discard(abi, 2048, 4096))
+        w("discard-past-end", header(abi) + discard(abi, GIB // 512, 1))
+        w("discard-wraps", header(abi) + discard(abi, 8, 2**64 - 4))
+        w("discard-read-only",
+          header(abi, readonly=True) + discard(abi, 0, 8))
+        w("discard-not-offered",
+          header(abi, discard=False) + discard(abi, 0, 8))
+        w("indirect-read-512",
+          header(abi, max_indirect=4096)
+          + indirect(abi, READ, 0, 512, [77])
+          + b"".join(full_pages(512)))
+        w("indirect-write-4096",
+          header(abi, max_indirect=4096, order=2, start=12345)
+          + indirect(abi, WRITE, 1024, 4096, list(range(200, 208)))
+          + b"".join(full_pages(4096)))
+        w("indirect-4097",
+          header(abi, max_indirect=4096)
+          + indirect(abi, READ, 0, 4097, list(range(200, 208))))
+        w("indirect-above-limit",
+          header(abi, max_indirect=256)
+          + indirect(abi, READ, 0, 257, [1]))
+        w("indirect-not-offered",
+          header(abi, max_indirect=0) + indirect(abi, READ, 0, 8, [1]))
+        w("indirect-flush-inside",
+          header(abi) + indirect(abi, FLUSH, 0, 8, [1]))
+        w("indirect-bad-segment",
+          header(abi)
+          + indirect(abi, READ, 0, 3, [1])
+          + seg(5, 0, 7) + seg(6, 3, 2) + seg(7, 0, 7))
+        w("indirect-past-end",
+          header(abi, image=1 << 20)
+          + indirect(abi, WRITE, 2000, 7, [1])
+          + b"".join(full_pages(7)))
+
+
+# ---- ring: header, then steps (tests/fuzz/ring.c)
+
+PRODUCE, SET_REQ_PROD, SET_RSP_EVENT, TAKE, ANSWER, PUSH, FINAL = range(7)
+
+
+def ring(abi, order, start):
+    return struct.pack("<BI", abi | order << 1, start)
+
+
+def produce(n):
+    return struct.pack("<BH", PRODUCE, n)
+
+
+def take(n):
+    return struct.pack("<BB", TAKE, n)
+
+
+def answer(n):
+    return struct.pack("<BB", ANSWER, n)
+
+
+def set_prod(v):
+    return struct.pack("<BI", SET_REQ_PROD, v)
+
+
+def set_rsp_event(v):
+    return struct.pack("<BI", SET_RSP_EVENT, v)
+
+
+PUSH_B, FINAL_B = bytes([PUSH]), bytes([FINAL])
+
+
+def ring_seeds():
+    for abi, tag in ((X86_64, "64"), (X86_32, "32")):
+        w = lambda name, data: write("ring", f"{name}-{tag}", data)
+        w("steady", ring(abi, 0, 0) + (produce(5) + take(9) + answer(5)
+                                       + PUSH_B + FINAL_B) * 4)
+        w("wraps-2-32", ring(abi, 4, 0xfffffff0)
+          + (produce(300) + take(255) + take(100) + answer(255)
+             + answer(100) + PUSH_B + FINAL_B) * 3)
+        w("full-ring-unanswered", ring(abi, 0, 0) + produce(32) + take(40)
+          + produce(10) + take(10) + FINAL_B + answer(1) + take(5) + FINAL_B)
+        w("prod-beyond-size", ring(abi, 1, 7) + set_prod(7 + 65) + take(1))
+        w("prod-backwards", ring(abi, 0, 100) + produce(10) + take(3)
+          + set_prod(90) + take(20) + answer(10) + PUSH_B + FINAL_B)
+        w("never-consumed", ring(abi, 2, 5) + set_rsp_event(5)
+          + (produce(64) + take(255) + answer(255) + PUSH_B) * 6)
+        w("rsp-event-far", ring(abi, 0, 0) + set_rsp_event(0x80000000)
+          + produce(3) + take(3) + answer(3) + PUSH_B)
+
+
+# ---- xenbus: text nodes (tests/fuzz/xenbus.c)
+
+def nodes(*lines):
+    return b"".join(l if isinstance(l, bytes) else l.encode() + b"\n"
+                    for l in lines)
+
+
+ONE_QUEUE = ("ring-ref=8", "event-channel=5", "state=3")
+
+
+def xenbus_seeds():
+    w = lambda name, data: write("xenbus", name, data)
+    w("one-page-ring", nodes(*ONE_QUEUE))
+    w("order-2-x86_64", nodes("ring-page-order=2", "protocol=x86_64-abi",
+                              "ring-ref0=8", "ring-ref1=9", "ring-ref2=10",
+                              "ring-ref3=11", "event-channel=5",
+                              "feature-persistent=1", "state=4"))
+    w("four-queues", nodes("multi-queue-num-queues=4", "ring-page-order=1",
+                           "protocol=x86_32-abi",
+                           "feature-large-sector-size=1",
+                           *(f"queue-{q}/ring-ref{i}={100 + 2 * q + i}"
+                             for q in range(4) for i in range(2)),
+                           *(f"queue-{q}/event-channel={q + 3}"
+                             for q in range(4))))
+    w("max-offered", nodes("!max-ring-page-order=4",
+                           "!multi-queue-max-queues=64",
+                           "ring-page-order=4", "multi-queue-num-queues=2",
+                           *(f"queue-{q}/ring-ref{i}={i}"
+                             for q in range(2) for i in range(16)),
+                           "queue-0/event-channel=1",
+                           "queue-1/event-channel=4294967295"))
+    w("ring-page-order-20", nodes("ring-page-order=20", *ONE_QUEUE))
+    w("ring-page-order-99", nodes("ring-page-order=99", *ONE_QUEUE))
+    w("order-above-offer", nodes("!max-ring-page-order=1",
+                                 "ring-page-order=2", *ONE_QUEUE))
+    w("num-queues-2-32-plus-1",
+      nodes("multi-queue-num-queues=4294967297", *ONE_QUEUE))
+    w("num-queues-1000", nodes("multi-queue-num-queues=1000", *ONE_QUEUE))
+    w("num-queues-0", nodes("multi-queue-num-queues=0", *ONE_QUEUE))
+    w("queue-missing", nodes("multi-queue-num-queues=2",
+                             "queue-0/ring-ref=1", "queue-0/event-channel=2"))
+    w("event-channel-2-32", nodes("ring-ref=8", "event-channel=4294967296"))
+    w("event-channel-negative", nodes("ring-ref=8", "event-channel=-1"))
+    w("ring-ref-missing", nodes("event-channel=5"))
+    w("ring-ref-not-a-number", nodes("ring-ref=0x10", "event-channel=5"))
+    w("ring-ref-trailing-space", nodes("ring-ref=8 ", "event-channel=5"))
+    w("ring-ref-empty", nodes("ring-ref=", "event-channel=5"))
+    w("protocol-unknown", nodes("protocol=x86_64-abi-", *ONE_QUEUE))
+    w("protocol-arm", nodes("protocol=arm-abi", *ONE_QUEUE))
+    w("persistent-2", nodes("feature-persistent=2", *ONE_QUEUE))
+    w("persistent-not-offered", nodes("!feature-persistent=0",
+                                      "feature-persistent=1", *ONE_QUEUE))
+    w("state-garbage", nodes("state=3x", "ring-ref=8", "event-channel=5"))
+    w("state-9", nodes("state=9", "ring-ref=8", "event-channel=5"))
+    w("what-len-1", nodes("!what-len=1", "ring-ref=x"))
+    w("what-len-10", nodes("!what-len=10", "ring-page-order=7"))
+
+
+if __name__ == "__main__":
+    request_seeds()
+    ring_seeds()
+    xenbus_seeds()
