@@ -32,7 +32,18 @@ static int read_in(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 	if (ret < 0)
 		return ret;
 	*out = xs_read(xs, t, path, &len);
-	return *out ? 0 : -errno;
+	if (!*out)
+		return -errno;
+	/*
+	 * A value is bytes: one with a NUL inside would be parsed as the
+	 * string before it, "1\0junk" as 1, which is not strict.
+	 */
+	if (strlen(*out) != len) {
+		free(*out);
+		*out = NULL;
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int xenbus_read_str(struct xs_handle *xs, const char *dir, const char *key,

@@ -19,7 +19,10 @@
 
 #include "libblk/blkif_abi.h"
 
-/* Read @dir/@key as a string (caller frees). -ENOENT when absent. */
+/*
+ * Read @dir/@key as a string (caller frees). -ENOENT when absent, -EINVAL
+ * when the value holds a NUL byte.
+ */
 int xenbus_read_str(struct xs_handle *xs, const char *dir, const char *key,
 		    char **out);
 /*

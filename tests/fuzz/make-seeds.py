@@ -255,6 +255,11 @@ def xenbus_seeds():
     w("state-9", nodes("state=9", "ring-ref=8", "event-channel=5"))
     w("what-len-1", nodes("!what-len=1", "ring-ref=x"))
     w("what-len-10", nodes("!what-len=10", "ring-page-order=7"))
+    # Regressions: a NUL inside a value was parsed as the text before it.
+    w("nul-in-order", nodes(b"ring-page-order=1\0junk\n", *ONE_QUEUE))
+    w("nul-in-protocol", nodes(b"protocol=x86_64-abi\0\n", *ONE_QUEUE))
+    w("nul-in-ring-ref", nodes(b"ring-ref=8\0\n", "event-channel=5"))
+    w("nul-in-persistent", nodes(b"feature-persistent=1\0\n", *ONE_QUEUE))
 
 
 if __name__ == "__main__":
