@@ -2,9 +2,9 @@
 # Fuzz each harness (libFuzzer, ASan, UBSan) for a bounded time, starting
 # from its committed seeds, and report executions and coverage.
 #
-#   fuzz.sh [HARNESS...]          (default: every harness)
+#   fuzz.sh [HARNESS...]   (default: every one with seeds in corpus/)
 #
-# BLKBACKD_FUZZ_SECONDS  time per harness (default 20, `make fuzz`: 300)
+# BLKBACKD_FUZZ_SECONDS  time per harness (default 15, `make fuzz`: 300)
 # BLKBACKD_FUZZ_KEEP=1   grow tests/fuzz/corpus-NAME in the build tree and
 #                        keep it (`make fuzz`); else a scratch corpus
 # BLKBACKD_FUZZ_REQUIRE=1  fail instead of skipping (exit 77) when the
@@ -15,8 +15,12 @@ set -u
 : "${top_builddir:?run through make check (top_builddir unset)}"
 : "${top_srcdir:?run through make check (top_srcdir unset)}"
 T=fuzz
-seconds=${BLKBACKD_FUZZ_SECONDS:-20}
-[ $# -gt 0 ] || set -- request ring xenbus
+seconds=${BLKBACKD_FUZZ_SECONDS:-15}
+if [ $# -eq 0 ]; then
+	for d in "$top_srcdir"/tests/fuzz/corpus/*; do
+		set -- "$@" "$(basename "$d")"
+	done
+fi
 
 for h in "$@"; do
 	[ -x "$top_builddir/tests/fuzz/fuzz-$h" ] && continue

@@ -7,10 +7,9 @@
 # `make check` then fuzzes each for a short while (tests/fuzz/fuzz.sh),
 # `make fuzz` for longer (FUZZ_SECONDS each, keeping what it finds in
 # tests/fuzz/corpus-NAME).
-FUZZ_HARNESSES = request ring xenbus
-
+# One per directory of seeds, tests/fuzz/corpus/NAME.
 check_PROGRAMS += tests/fuzz/replay-request tests/fuzz/replay-ring \
-	tests/fuzz/replay-xenbus
+	tests/fuzz/replay-xenbus tests/fuzz/replay-pgrant
 tests_fuzz_replay_request_SOURCES = tests/fuzz/request.c \
 	tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_request_LDADD = libblk/libblk.la
@@ -21,6 +20,11 @@ tests_fuzz_replay_xenbus_SOURCES = tests/fuzz/xenbus.c tests/fuzz/replay.c \
 	tests/fuzz/fuzz.h
 tests_fuzz_replay_xenbus_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
 tests_fuzz_replay_xenbus_LDADD = libblk/libblk.la
+tests_fuzz_replay_pgrant_SOURCES = tests/fuzz/pgrant.c tests/fuzz/replay.c \
+	tests/fuzz/fuzz.h
+tests_fuzz_replay_pgrant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
+tests_fuzz_replay_pgrant_LDADD = libblk/libblk.la \
+	tools/xensim/libxengnttab.la tools/xensim/libxensim.la
 
 TESTS += tests/fuzz/replay.sh tests/fuzz/fuzz.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/fuzz.sh tests/fuzz/README.md \
@@ -36,7 +40,7 @@ FUZZ_DEPS = $(srcdir)/tests/fuzz/fuzz.h $(srcdir)/libblk/blkif_abi.h \
 
 if HAVE_FUZZ
 FUZZ_BINS = tests/fuzz/fuzz-request tests/fuzz/fuzz-ring \
-	tests/fuzz/fuzz-xenbus
+	tests/fuzz/fuzz-xenbus tests/fuzz/fuzz-pgrant
 check_SCRIPTS = $(FUZZ_BINS)
 CLEANFILES += $(FUZZ_BINS)
 
@@ -60,10 +64,25 @@ tests/fuzz/fuzz-xenbus: $(srcdir)/tests/fuzz/xenbus.c \
 		$(srcdir)/tests/fuzz/xenbus.c $(srcdir)/libblk/xenbus.c \
 		$(XENSTORE_LIBS)
 
+# The simulated hypervisor's grant table and the fake libxengnttab, as the
+# daemon meets them in the integration tests.
+FUZZ_XENSIM_GRANT = $(srcdir)/tools/xensim/fake-gnttab.c \
+	$(srcdir)/tools/xensim/sim-state.c $(srcdir)/tools/xensim/sim-grant.c \
+	$(srcdir)/tools/xensim/sim-ledger.c \
+	$(srcdir)/tools/xensim/sim-evtchn.c \
+	$(srcdir)/tools/xensim/sim-domain.c $(srcdir)/tools/xensim/sim-guest.c
+tests/fuzz/fuzz-pgrant: $(srcdir)/tests/fuzz/pgrant.c \
+		$(srcdir)/libblk/pgrant.c $(srcdir)/libblk/pgrant.h \
+		$(FUZZ_XENSIM_GRANT) $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_LINK) $(XENGNTTAB_CFLAGS) \
+		$(srcdir)/tests/fuzz/pgrant.c $(srcdir)/libblk/pgrant.c \
+		$(FUZZ_XENSIM_GRANT)
+
 fuzz: $(FUZZ_BINS)
 	BLKBACKD_FUZZ_SECONDS=$(FUZZ_SECONDS) BLKBACKD_FUZZ_KEEP=1 \
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
-		$(SHELL) $(srcdir)/tests/fuzz/fuzz.sh $(FUZZ_HARNESSES)
+		$(SHELL) $(srcdir)/tests/fuzz/fuzz.sh
 else
 fuzz:
 	@echo "make fuzz: configure found no clang with libFuzzer;" \

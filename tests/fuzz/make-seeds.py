@@ -262,7 +262,43 @@ def xenbus_seeds():
     w("nul-in-persistent", nodes(b"feature-persistent=1\0\n", *ONE_QUEUE))
 
 
+# ---- pgrant: capacity, then steps (tests/fuzz/pgrant.c)
+
+GET, PUT, AGE, REVOKE, TOUCH = range(5)
+READ_ONLY_PAGE = 7  # pages 7, 15, 23, ... are granted read-only
+
+
+def get(page):
+    return bytes([GET, page])
+
+
+def get_raw(gref):
+    return bytes([GET, 255]) + struct.pack("<I", gref)
+
+
+def put(i=0):
+    return bytes([PUT, i])
+
+
+def pgrant_seeds():
+    w = lambda name, data: write("pgrant", name, data)
+    w("pin-and-release", bytes([3]) + get(0) + get(0) + bytes([TOUCH, 1])
+      + put() + put())
+    w("full-then-aged", bytes([1]) + get(0) + get(1) + get(2) + put()
+      + bytes([AGE]) + get(2) + put())
+    w("read-only-grant", bytes([3]) + get(READ_ONLY_PAGE))
+    w("never-granted", bytes([3]) + get_raw(0x7FFFF0) + get_raw(0))
+    w("revoke-pinned", bytes([3]) + get(3) + bytes([REVOKE, 3]) + put()
+      + bytes([REVOKE, 3, AGE, REVOKE, 3]) + get(3))
+    w("revoke-and-regrant", bytes([3]) + bytes([REVOKE, 4]) + get(4)
+      + bytes([TOUCH, 0]) + put())
+    w("same-page-many-segments", bytes([31]) + get(1) * 20 + put() * 20)
+    w("age-keeps-pins", bytes([7]) + b"".join(get(p) for p in range(8))
+      + put(2) + put(0) + bytes([AGE, TOUCH, 1, AGE]))
+
+
 if __name__ == "__main__":
     request_seeds()
     ring_seeds()
     xenbus_seeds()
+    pgrant_seeds()

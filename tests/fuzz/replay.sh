@@ -10,8 +10,8 @@ tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-for h in request ring xenbus; do
-	seeds=$top_srcdir/tests/fuzz/corpus/$h
+for seeds in "$top_srcdir"/tests/fuzz/corpus/*; do
+	h=$(basename "$seeds")
 	if "$top_builddir/tests/fuzz/replay-$h" "$seeds" >"$tmp/out" 2>&1; then
 		echo "replay-$h: $(tail -n 1 "$tmp/out")"
 	else
