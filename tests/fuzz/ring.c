@@ -16,10 +16,11 @@
  *   (the guest writes each slot's index as its id);
  * - -EPROTO only when the producer index really is more than a ring
  *   ahead, and a valid index with room always yields its request;
- * - answers land in the slot their index names and only there: the
- *   request-side indexes and every other slot are untouched, rsp_prod
- *   moves only when answers are published, and the guest is notified
- *   exactly when its rsp_event asked for it;
+ * - answers land in the slot their index names and only there, field by
+ *   field (padding keeps the guest's bytes); the request-side indexes and
+ *   every other slot are untouched, rsp_prod moves only when answers are
+ *   published, and the guest is notified exactly when its rsp_event asked
+ *   for it;
  * - before sleeping, req_event is re-armed past everything consumed.
  */
 #include <errno.h>
@@ -122,21 +123,26 @@ static void backend_take(struct model *m)
 	FUZZ_ASSERT(m->cons - m->answered <= m->size);
 }
 
+/*
+ * The answer's fields (id, operation, status at 0, 8 and 10 in both ABIs)
+ * are the only bytes that change: the padding around them keeps the
+ * guest's own bytes, so no backend memory reaches the ring (XSA-216).
+ */
 static void backend_answer(struct model *m)
 {
-	size_t rsp_bytes = m->ring.abi == BLKIF_ABI_X86_64
-				   ? sizeof(struct blkif_x86_64_response)
-				   : sizeof(struct blkif_x86_32_response);
+	static const int16_t statuses[] = { BLKIF_RSP_OKAY, BLKIF_RSP_ERROR,
+					    BLKIF_RSP_EOPNOTSUPP };
+	int16_t status = statuses[m->answered % 3];
+	uint64_t id = m->answered;
 	size_t at = (size_t)(slot_at(m, m->answered) - m->page);
 
 	if (m->answered == m->cons)
 		return;
 	memcpy(m->before, m->page, m->bytes);
-	blk_ring_put_response(&m->ring, m->answered, BLKIF_OP_READ,
-			      BLKIF_RSP_OKAY);
-	FUZZ_ASSERT(fuzz_field(m->page, at, 8) == m->answered);
-	/* Nothing else on the page moved: not an index, not a slot. */
-	memcpy(m->before + at, m->page + at, rsp_bytes);
+	blk_ring_put_response(&m->ring, id, BLKIF_OP_WRITE, status);
+	memcpy(m->before + at, &id, sizeof(id));
+	m->before[at + 8] = BLKIF_OP_WRITE;
+	memcpy(m->before + at + 10, &status, sizeof(status));
 	FUZZ_ASSERT(memcmp(m->before, m->page, m->bytes) == 0);
 	m->answered++;
 	FUZZ_ASSERT(blk_ring_rsp_prod(&m->ring) == m->answered);
