@@ -150,7 +150,7 @@ def request_seeds():
 
 # ---- ring: header, then steps (tests/fuzz/ring.c)
 
-PRODUCE, SET_REQ_PROD, SET_RSP_EVENT, TAKE, ANSWER, PUSH, FINAL = range(7)
+PRODUCE, SET_REQ_PROD, SET_RSP_EVENT, TAKE, ANSWER, PUSH, FINAL, PEEK = range(8)
 
 
 def ring(abi, order, start):
@@ -177,7 +177,7 @@ def set_rsp_event(v):
     return struct.pack("<BI", SET_RSP_EVENT, v)
 
 
-PUSH_B, FINAL_B = bytes([PUSH]), bytes([FINAL])
+PUSH_B, FINAL_B, PEEK_B = bytes([PUSH]), bytes([FINAL]), bytes([PEEK])
 
 
 def ring_seeds():
@@ -197,6 +197,8 @@ def ring_seeds():
           + (produce(64) + take(255) + answer(255) + PUSH_B) * 6)
         w("rsp-event-far", ring(abi, 0, 0) + set_rsp_event(0x80000000)
           + produce(3) + take(3) + answer(3) + PUSH_B)
+        w("poller-peeks", ring(abi, 1, 40) + PEEK_B + produce(2) + PEEK_B
+          + take(2) + PEEK_B + set_prod(1000) + PEEK_B + take(1))
 
 
 # ---- xenbus: text nodes (tests/fuzz/xenbus.c)

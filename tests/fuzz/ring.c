@@ -21,7 +21,8 @@
  *   every other slot are untouched, rsp_prod moves only when answers are
  *   published, and the guest is notified exactly when its rsp_event asked
  *   for it;
- * - before sleeping, req_event is re-armed past everything consumed.
+ * - before sleeping, req_event is re-armed past everything consumed;
+ * - a poller's peek reports new requests exactly when req_prod moved.
  */
 #include <errno.h>
 
@@ -39,6 +40,7 @@ enum step {
 	BACKEND_ANSWER, /* u8 n: answer the n oldest taken requests */
 	BACKEND_PUSH,
 	BACKEND_FINAL_CHECK,
+	BACKEND_PEEK, /* a poller's look: blk_ring_has_requests() */
 	NR_STEPS
 };
 
@@ -173,6 +175,14 @@ static void backend_final_check(struct model *m)
 		    (m->cons - m->answered == m->size));
 }
 
+/* A peek says whether req_prod moved past the consumer, and takes nothing. */
+static void backend_peek(struct model *m)
+{
+	FUZZ_ASSERT(blk_ring_has_requests(&m->ring) ==
+		    (sring(m)->req_prod != m->cons));
+	FUZZ_ASSERT(blk_ring_req_cons(&m->ring) == m->cons);
+}
+
 static void run_step(struct model *m, struct fuzz_input *in)
 {
 	switch (fuzz_take(in, 1) % NR_STEPS) {
@@ -200,6 +210,9 @@ static void run_step(struct model *m, struct fuzz_input *in)
 		break;
 	case BACKEND_FINAL_CHECK:
 		backend_final_check(m);
+		break;
+	case BACKEND_PEEK:
+		backend_peek(m);
 		break;
 	}
 }
