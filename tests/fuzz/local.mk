@@ -7,6 +7,7 @@
 # `make check` then fuzzes each for a short while (tests/fuzz/fuzz.sh),
 # `make fuzz` for longer (FUZZ_SECONDS each, keeping what it finds in
 # tests/fuzz/corpus-NAME).
+
 # One per directory of seeds, tests/fuzz/corpus/NAME.
 check_PROGRAMS += tests/fuzz/replay-request tests/fuzz/replay-ring \
 	tests/fuzz/replay-xenbus tests/fuzz/replay-pgrant
