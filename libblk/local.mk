@@ -6,7 +6,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/ring.h libblk/ring.c \
 	libblk/image.h libblk/image.c \
 	libblk/grant_copy.h libblk/grant_copy.c \
-	libblk/bounce.h libblk/bounce.c \
+	libblk/bounce.h libblk/bounce.c libblk/budget.h \
 	libblk/pgrant.h libblk/pgrant.c \
 	libblk/engine.h libblk/engine-internal.h libblk/engine.c \
 	libblk/poll.h libblk/poll.c \
