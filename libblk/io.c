@@ -226,11 +226,8 @@ static int queue_indirect_copies(struct blk_engine *e, struct blk_io *io)
 /* The copies are private: convert them once, then check them. */
 static void take_indirect_segments(struct blk_io *io)
 {
-	for (unsigned int i = 0; i < io->req.nr_segments; i++) {
-		io->ind_segs[i].gref = io->ind_raw[i].gref;
-		io->ind_segs[i].first_sect = io->ind_raw[i].first_sect;
-		io->ind_segs[i].last_sect = io->ind_raw[i].last_sect;
-	}
+	blk_request_take_indirect(io->ind_raw, io->req.nr_segments,
+				  io->ind_segs);
 	io->segs = io->ind_segs;
 }
 

@@ -85,3 +85,13 @@ int blk_request_check_segments(const struct blk_request *req,
 		return BLKIF_RSP_ERROR;
 	return BLKIF_RSP_OKAY;
 }
+
+void blk_request_take_indirect(const struct blkif_request_segment *raw,
+			       unsigned int n, struct blk_segment *out)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		out[i].gref = raw[i].gref;
+		out[i].first_sect = raw[i].first_sect;
+		out[i].last_sect = raw[i].last_sect;
+	}
+}

@@ -78,6 +78,14 @@ int blk_request_check_segments(const struct blk_request *req,
 			       const struct blk_segment *seg,
 			       const struct blk_limits *lim);
 
+/*
+ * Convert @n segments of an indirect page, already copied privately, into
+ * the backend's form (nothing is checked here: see
+ * blk_request_check_segments()).
+ */
+void blk_request_take_indirect(const struct blkif_request_segment *raw,
+			       unsigned int n, struct blk_segment *out);
+
 /* Bytes moved by one segment of a checked request. */
 static inline uint32_t blk_segment_bytes(const struct blk_segment *seg,
 					 uint32_t sector_size)

@@ -22,8 +22,8 @@
  *   and never writes a read-only disk.
  *
  * What stays out of reach here: the grant copies of the indirect pages
- * and of the data (io.c, against a grant table) — the segment list is
- * converted the way io.c's take_indirect_segments() does it.
+ * and of the data (io.c, against a grant table); the copied segment list
+ * goes through the daemon's own blk_request_take_indirect().
  */
 #include <errno.h>
 
@@ -268,19 +268,23 @@ static void take_request(const struct setup *s, const uint8_t *slot,
 	free(page);
 }
 
-/* The indirect pages' segment list, converted as io.c converts it. */
+/*
+ * The indirect pages' segment list, as the grant copy leaves it, converted
+ * by the daemon's own blk_request_take_indirect(); the conversion must keep
+ * each field.
+ */
 static void read_indirect_segments(struct fuzz_input *in,
 				   const struct blk_request *req,
 				   struct blk_segment *seg)
 {
-	for (unsigned int i = 0; i < req->nr_segments; i++) {
-		uint8_t raw[sizeof(struct blkif_request_segment)];
+	static struct blkif_request_segment raw[BLKIF_MAX_INDIRECT_SEGMENTS];
 
-		fuzz_take_bytes(in, raw, sizeof(raw));
-		seg[i].gref = (uint32_t)fuzz_field(raw, 0, 4);
-		seg[i].first_sect = raw[4];
-		seg[i].last_sect = raw[5];
-	}
+	fuzz_take_bytes(in, raw, req->nr_segments * sizeof(raw[0]));
+	blk_request_take_indirect(raw, req->nr_segments, seg);
+	for (unsigned int i = 0; i < req->nr_segments; i++)
+		FUZZ_ASSERT(seg[i].gref == raw[i].gref &&
+			    seg[i].first_sect == raw[i].first_sect &&
+			    seg[i].last_sect == raw[i].last_sect);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
