@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * options_parse() and blkbackd.conf: defaults, a good file, bad names,
+ * bad and out-of-range values, and the command line winning over the file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blkbackd/config-file.h"
+#include "blkbackd/log.h"
+#include "blkbackd/options.h"
+#include "libblk/blkif_abi.h"
+#include "libblk/engine.h"
+#include "libblk/xenbus.h"
+#include "tests/check.h"
+
+static const char *dir;
+static char errors[8192]; /* what the last parse logged */
+
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	REQUIRE(f != NULL);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* Run options_parse() on a NULL-terminated argv, capturing its stderr. */
+static int parse_argv(struct options *o, const char **args)
+{
+	char err_path[512];
+	char *argv[32] = { "blkbackd" };
+	int argc = 1, saved, ret;
+	FILE *f;
+	size_t n;
+
+	for (; *args; args++)
+		argv[argc++] = (char *)*args;
+	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+	fflush(stderr);
+	saved = dup(2);
+	REQUIRE(freopen(err_path, "w", stderr) != NULL);
+	ret = options_parse(o, argc, argv);
+	fflush(stderr);
+	REQUIRE(dup2(saved, 2) == 2);
+	close(saved);
+	f = fopen(err_path, "r");
+	REQUIRE(f != NULL);
+	n = fread(errors, 1, sizeof(errors) - 1, f);
+	errors[n] = '\0';
+	fclose(f);
+	if (errors[0])
+		printf("logged:\n%s", errors);
+	return ret;
+}
+
+#define PARSE(o, ...) parse_argv((o), (const char *[]){ __VA_ARGS__, NULL })
+
+static void test_defaults(void)
+{
+	struct options o;
+	const char *empty = write_file("empty.conf", "");
+
+	REQUIRE_EQ(PARSE(&o, "--config", empty), 0);
+	CHECK_EQ(o.workers, 0);
+	CHECK_EQ(o.cache, BLK_CACHE_NONE);
+	CHECK_EQ(o.domid, -1);
+	CHECK_EQ(o.log_level, LOG_INFO);
+	CHECK_EQ(o.max_indirect_segments, 256);
+	CHECK_EQ(o.max_ring_order, BLK_MAX_RING_ORDER);
+	CHECK_EQ(o.max_queues, 0);
+	CHECK_EQ(o.persistent, true);
+	CHECK_EQ(o.poll_us, 50);
+	CHECK_EQ(o.stage_timing, false);
+	CHECK_EQ(o.max_pgrants, BLK_DEFAULT_MAX_PGRANTS);
+	CHECK_EQ(o.ring_buffer_mib * (1048576 / BLKIF_PAGE_SIZE),
+		 BLK_DEFAULT_MAX_BOUNCE_PAGES);
+	CHECK_EQ(o.buffer_mib, 256);
+	CHECK_EQ(errors[0], '\0');
+}
+
+static void test_good_file(void)
+{
+	struct options o;
+	const char *conf = write_file("good.conf", "# every setting\n"
+						   "workers = 3\n"
+						   "cache = writeback\n"
+						   "domid=7\n"
+						   "  log-level = debug\n"
+						   "; a comment\n"
+						   "\n"
+						   "max-indirect-segments = 0\n"
+						   "max-ring-page-order = 2\n"
+						   "max-queues = 5 ; inline\n"
+						   "persistent-grants = no\n"
+						   "poll-us = 0\n"
+						   "stage-timing = yes\n"
+						   "max-persistent-grants = "
+						   "16\n"
+						   "ring-buffer-mib = 64\n"
+						   "buffer-mib = 0\n");
+
+	REQUIRE_EQ(PARSE(&o, "--config", conf), 0);
+	CHECK_EQ(o.workers, 3);
+	CHECK_EQ(o.cache, BLK_CACHE_WRITEBACK);
+	CHECK_EQ(o.domid, 7);
+	CHECK_EQ(o.log_level, LOG_DEBUG);
+	CHECK_EQ(o.max_indirect_segments, 0);
+	CHECK_EQ(o.max_ring_order, 2);
+	CHECK_EQ(o.max_queues, 5);
+	CHECK_EQ(o.persistent, false);
+	CHECK_EQ(o.poll_us, 0);
+	CHECK_EQ(o.stage_timing, true);
+	CHECK_EQ(o.max_pgrants, 16);
+	CHECK_EQ(o.ring_buffer_mib, 64);
+	CHECK_EQ(o.buffer_mib, 0);
+	CHECK_EQ(errors[0], '\0');
+}
+
+/* The limits are the protocol's and the engine's, both ends included. */
+static void test_limits(void)
+{
+	char text[256];
+	struct options o;
+	const char *conf;
+
+	snprintf(text, sizeof(text),
+		 "max-indirect-segments = %u\nmax-ring-page-order = %u\n"
+		 "max-queues = %u\nworkers = 1\n",
+		 (unsigned int)BLKIF_MAX_INDIRECT_SEGMENTS, BLK_MAX_RING_ORDER,
+		 BLK_MAX_QUEUES);
+	conf = write_file("max.conf", text);
+	REQUIRE_EQ(PARSE(&o, "--config", conf), 0);
+	CHECK_EQ(o.max_indirect_segments, BLKIF_MAX_INDIRECT_SEGMENTS);
+	CHECK_EQ(o.max_queues, BLK_MAX_QUEUES);
+
+	snprintf(text, sizeof(text), "%u",
+		 (unsigned int)BLKIF_MAX_INDIRECT_SEGMENTS + 1);
+	CHECK_EQ(PARSE(&o, "--max-indirect-segments", text), -1);
+	CHECK(strstr(errors, "from 0 to 4096") != NULL);
+	snprintf(text, sizeof(text), "%u", BLK_MAX_RING_ORDER + 1);
+	CHECK_EQ(PARSE(&o, "--max-ring-page-order", text), -1);
+	snprintf(text, sizeof(text), "%u", BLK_MAX_QUEUES + 1);
+	CHECK_EQ(PARSE(&o, "--max-queues", text), -1);
+	CHECK_EQ(PARSE(&o, "--max-queues", "0"), -1);
+	CHECK_EQ(PARSE(&o, "--workers", "0"), -1);
+	CHECK_EQ(PARSE(&o, "--domid", "32752"), -1);
+	CHECK_EQ(PARSE(&o, "--domid", "32751", "--config", conf), 0);
+	CHECK_EQ(o.domid, 32751);
+}
+
+static void test_bad_name(void)
+{
+	struct options o;
+	const char *conf = write_file("name.conf", "workers = 2\n"
+						   "wrokers = 3\n");
+
+	CHECK_EQ(PARSE(&o, "--config", conf), -1);
+	/* file:line, the name at fault and the names that exist */
+	CHECK(strstr(errors, "name.conf:2: unknown setting 'wrokers'"));
+	CHECK(strstr(errors, "the settings are workers, cache"));
+}
+
+static void test_bad_values(void)
+{
+	struct options o;
+	const char *conf = write_file("value.conf", "cache = sometimes\n"
+						    "workers = 4x\n"
+						    "log-level =\n"
+						    "persistent-grants = 1\n");
+
+	CHECK_EQ(PARSE(&o, "--config", conf), -1);
+	/* Every bad line is reported, not only the first. */
+	CHECK(strstr(errors, "value.conf:1: 'cache = sometimes': not valid, "
+			     "it must be 'none' or 'writeback'"));
+	CHECK(strstr(errors, "value.conf:2: 'workers = 4x'"));
+	CHECK(strstr(errors, "value.conf:3: 'log-level = '"));
+	CHECK(strstr(errors, "value.conf:4: 'persistent-grants = 1'"));
+}
+
+static void test_out_of_range(void)
+{
+	struct options o;
+	const char *conf = write_file("range.conf", "\n"
+						    "max-queues = 65\n"
+						    "workers = "
+						    "99999999999999999999\n");
+
+	CHECK_EQ(PARSE(&o, "--config", conf), -1);
+	CHECK(strstr(errors, "range.conf:2: 'max-queues = 65': out of range, "
+			     "it must be a number from 1 to 64"));
+	CHECK(strstr(errors, "range.conf:3: 'workers = 9"));
+	CHECK(strstr(errors, "out of range, it must be a number from 1 to "
+			     "1024"));
+}
+
+static void test_file_structure(void)
+{
+	struct options o;
+	const char *conf = write_file("shape.conf", "workers = 2\n"
+						    "just words\n"
+						    "workers = 3\n"
+						    "config = /etc/other.conf\n"
+						    "[daemon]\n"
+						    "cache = none\n");
+
+	CHECK_EQ(PARSE(&o, "--config", conf), -1);
+	CHECK(strstr(errors, "shape.conf:2: not a 'name = value' line"));
+	CHECK(strstr(errors, "shape.conf:3: 'workers' is set again (first on "
+			     "line 1)"));
+	CHECK(strstr(errors, "shape.conf:4: 'config' can only be given on the "
+			     "command line"));
+	CHECK(strstr(errors, "shape.conf:6: 'cache' is under [daemon]"));
+}
+
+/* defaults < file < command line, whatever the order of the arguments. */
+static void test_override_order(void)
+{
+	struct options o;
+	const char *conf = write_file("over.conf", "workers = 3\n"
+						   "cache = writeback\n"
+						   "max-queues = 2\n");
+
+	REQUIRE_EQ(PARSE(&o, "-w", "5", "--config", conf, "--max-queues", "4"),
+		   0);
+	CHECK_EQ(o.workers, 5);
+	CHECK_EQ(o.max_queues, 4);
+	CHECK_EQ(o.cache, BLK_CACHE_WRITEBACK); /* from the file */
+	CHECK_EQ(o.max_indirect_segments, 256); /* the default */
+	/* The last of a repeated option wins. */
+	REQUIRE_EQ(PARSE(&o, "--config", conf, "-w", "5", "-w", "6"), 0);
+	CHECK_EQ(o.workers, 6);
+	/* A flag takes no argument on the command line, and wins too. */
+	conf = write_file("flag.conf", "stage-timing = no\n");
+	REQUIRE_EQ(PARSE(&o, "--config", conf, "--stage-timing"), 0);
+	CHECK_EQ(o.stage_timing, true);
+	/* A good command line does not excuse a bad file. */
+	conf = write_file("bad.conf", "workers = 0\n");
+	CHECK_EQ(PARSE(&o, "--config", conf, "-w", "5"), -1);
+	CHECK(strstr(errors, "bad.conf:1:"));
+}
+
+static void test_missing_file(void)
+{
+	struct options o;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/absent.conf", dir);
+	/* Named on the command line, it must exist. */
+	CHECK_EQ(PARSE(&o, "--config", path), -1);
+	CHECK(strstr(errors, "No such file or directory"));
+	/* The default path may be absent. */
+	CHECK_EQ(config_load(&o, path, false), CONFIG_ABSENT);
+	CHECK_EQ(config_load(&o, dir, true), -EISDIR);
+}
+
+static void test_actions(void)
+{
+	struct options o;
+	const char *conf = write_file("ok.conf", "workers = 2\n");
+
+	CHECK_EQ(PARSE(&o, "--config", conf, "--check-config"), 1);
+	CHECK_EQ(PARSE(&o, "--check-config", "--config", conf, "--cache", "x"),
+		 -1);
+	CHECK_EQ(PARSE(&o, "--version"), 1);
+	CHECK_EQ(PARSE(&o, "--no-such-option"), -1);
+	CHECK_EQ(PARSE(&o, "stray"), -1);
+}
+
+int main(void)
+{
+	dir = check_make_dir("test-options");
+	log_init(LOG_INFO);
+	test_defaults();
+	test_good_file();
+	test_limits();
+	test_bad_name();
+	test_bad_values();
+	test_out_of_range();
+	test_file_structure();
+	test_override_order();
+	test_missing_file();
+	test_actions();
+	return check_done("test-options");
+}
