@@ -15,9 +15,10 @@ tools/systemd/blkbackd.service: $(srcdir)/tools/systemd/blkbackd.service.in Make
 		$(srcdir)/tools/systemd/blkbackd.service.in >$@.tmp && \
 	mv -f $@.tmp $@
 
-# Packaging tests: the install layout and the hotplug script.
-TESTS += tests/install.sh tests/hotplug.sh
-EXTRA_DIST += tests/install.sh tests/hotplug.sh
+# Packaging tests: the install layout, the hotplug script, and the unit's
+# validity and hardening.
+TESTS += tests/install.sh tests/hotplug.sh tests/unit-security.sh
+EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh
 
 # blkbackctl: the control socket's client.
 sbin_PROGRAMS += tools/blkbackctl/blkbackctl
