@@ -67,4 +67,22 @@ expect_line "$WORK/check.err" "absent.conf: No such file or directory"
 rc=$?
 [ "$rc" -eq 1 ] || fail "the daemon exited $rc on a bad file, expected 1"
 expect_line "$WORK/daemon.out" "bad.conf:3: unknown setting 'wrokers'"
+
+# The shipped /etc/blkbackd.conf lists every setting, commented out, with
+# the default the daemon really has; uncommented, it is a valid file.
+sample=$top_srcdir/tools/blkbackd.conf
+check_config --config /dev/null || fail "no file at all was refused"
+mv "$WORK/check.out" "$WORK/defaults.out"
+sed -n 's/^#\([a-z-]* = .*\)/\1/p' "$sample" >"$WORK/sample.conf"
+check_config --config "$WORK/sample.conf" ||
+	fail "the sample's settings are refused: $(cat "$WORK/check.err")"
+for name in $(sed -n 's/^\([a-z-]*\) = .*/\1/p; s/^# \([a-z-]*\): .*/\1/p' \
+	"$WORK/defaults.out"); do
+	grep -q "^#$name = " "$sample" || fail "$sample does not show '$name'"
+done
+grep -v '^#' "$WORK/defaults.out" | while read -r line; do
+	grep -qxF "#$line" "$sample" ||
+		fail "$sample does not show the default '$line'"
+done || exit 1
+
 note "bad configurations are reported and refused"

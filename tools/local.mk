@@ -3,6 +3,11 @@
 # libxl runs /etc/xen/scripts/<script=> for each disk; it must be executable.
 dist_xenscript_SCRIPTS = tools/hotplug/blkbackd
 
+# The sample /etc/blkbackd.conf: every setting, commented out, at its
+# default. Not installed by `make install`, which must not overwrite an
+# operator's file; the Debian package ships it as a conffile.
+EXTRA_DIST += tools/blkbackd.conf
+
 # The unit names the daemon by its installed path.  Substituted at make time,
 # not by configure, so that `make install prefix=...` stays consistent.
 systemdsystemunit_DATA = tools/systemd/blkbackd.service
