@@ -31,3 +31,11 @@ tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
 tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS)
+
+# The Debian packages, built from a copy of the source tree and checked
+# (tests/deb-build.sh). Not part of `make check`: it builds everything
+# again and needs debhelper and lintian; CI runs it as a step of its own.
+EXTRA_DIST += tests/deb-build.sh
+check-deb:
+	top_srcdir='$(abs_top_srcdir)' $(SHELL) $(srcdir)/tests/deb-build.sh
+.PHONY: check-deb
