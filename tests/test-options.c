@@ -79,6 +79,9 @@ static void check_options(const struct options *got, const struct options *want)
 	CHECK_EQ(got->max_pgrants, want->max_pgrants);
 	CHECK_EQ(got->ring_buffer_mib, want->ring_buffer_mib);
 	CHECK_EQ(got->buffer_mib, want->buffer_mib);
+	CHECK(!got->state_dir == !want->state_dir);
+	if (got->state_dir && want->state_dir)
+		CHECK(strcmp(got->state_dir, want->state_dir) == 0);
 }
 
 static void test_defaults(void)
@@ -105,6 +108,11 @@ static void test_defaults(void)
 	REQUIRE_EQ(PARSE(&o, "--config", empty), 0);
 	check_options(&o, &want);
 	CHECK_EQ(errors[0], '\0');
+	/* systemd's RuntimeDirectory= gives the state directory's default. */
+	setenv("RUNTIME_DIRECTORY", "/run/blkbackd", 1);
+	REQUIRE_EQ(PARSE(&o, "--config", empty), 0);
+	unsetenv("RUNTIME_DIRECTORY");
+	CHECK(o.state_dir && strcmp(o.state_dir, "/run/blkbackd") == 0);
 }
 
 /* The file reads best as it is written. */
@@ -125,7 +133,8 @@ static const char good_conf[] =
 	"stage-timing = yes\n"
 	"max-persistent-grants = 16\n"
 	"ring-buffer-mib = 64\n"
-	"buffer-mib = 0\n";
+	"buffer-mib = 0\n"
+	"state-dir = /var/lib/blkbackd\n";
 /* clang-format on */
 
 static void test_good_file(void)
@@ -144,6 +153,7 @@ static void test_good_file(void)
 		.max_pgrants = 16,
 		.ring_buffer_mib = 64,
 		.buffer_mib = 0,
+		.state_dir = "/var/lib/blkbackd",
 	};
 	struct options o;
 
@@ -189,7 +199,7 @@ static void test_limits(void)
 struct bad_file {
 	const char *name;
 	const char *text;
-	const char *expect[5]; /* substrings of the messages; NULL ends */
+	const char *expect[6]; /* substrings of the messages; NULL ends */
 };
 
 /* The messages read best whole. */
@@ -209,12 +219,15 @@ static const struct bad_file bad_files[] = {
 		"cache = sometimes\n"
 		"workers = 4x\n"
 		"log-level =\n"
-		"persistent-grants = 1\n",
+		"persistent-grants = 1\n"
+		"state-dir = relative\n",
 		{ "value.conf:1: 'cache = sometimes': not valid, it must be "
 		  "'none' or 'writeback'",
 		  "value.conf:2: 'workers = 4x'",
 		  "value.conf:3: 'log-level = '",
-		  "value.conf:4: 'persistent-grants = 1'" },
+		  "value.conf:4: 'persistent-grants = 1'",
+		  "value.conf:5: 'state-dir = relative': not valid, it must be "
+		  "an absolute path" },
 	},
 	{
 		"range.conf",
