@@ -43,7 +43,7 @@ enum opt_kind {
 	OPT_NUMBER, /* a decimal number from .min to .max */
 	OPT_CHOICE, /* one of the names in .choices */
 	OPT_FLAG, /* no argument (on); in blkbackd.conf, yes or no */
-	OPT_PATH, /* an absolute file name */
+	OPT_PATH, /* a file name; absolute for a setting */
 	OPT_ACTION, /* no argument: do something and exit */
 };
 
@@ -69,7 +69,7 @@ struct opt_desc {
 	const char *metavar; /* the argument in --help */
 	const char *help; /* one line; the range and default are added */
 	long min, max; /* OPT_NUMBER */
-	const struct opt_choice *choices; /* OPT_CHOICE; NULL name ends it */
+	const struct opt_choice *choices; /* CHOICE, FLAG; NULL name ends it */
 	long def; /* the default value of the field */
 	const char *def_env; /* FIELD_STRING: the default's variable */
 	/* Said instead of def when the default is not a value one can set. */
