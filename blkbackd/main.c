@@ -321,5 +321,8 @@ int main(int argc, char **argv)
 	if (ret != 0)
 		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	log_init(d.opts.log_level);
-	return run(&d) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	ret = run(&d);
+	/* The workers that borrowed the string settings are gone. */
+	options_release(&d.opts);
+	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

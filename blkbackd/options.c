@@ -353,8 +353,21 @@ int option_set(struct options *opts, const struct opt_desc *d, const char *text)
 	copy = strdup(text);
 	if (!copy)
 		return -ENOMEM;
+	free((char *)*string_field(opts, d));
 	*string_field(opts, d) = copy;
 	return 0;
+}
+
+void options_release(struct options *opts)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+		const struct opt_desc *d = &option_table[i];
+
+		if (d->field != FIELD_STRING)
+			continue;
+		free((char *)*string_field(opts, d));
+		*string_field(opts, d) = NULL;
+	}
 }
 
 static long option_load(const struct options *opts, const struct opt_desc *d)
@@ -377,18 +390,26 @@ static long option_load(const struct options *opts, const struct opt_desc *d)
 	return 0;
 }
 
-void options_set_defaults(struct options *opts)
+int options_set_defaults(struct options *opts)
 {
+	const char *env;
+
 	*opts = (struct options){ 0 };
 	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
 		const struct opt_desc *d = &option_table[i];
 
-		if (d->field == FIELD_STRING)
-			*string_field(opts, d) = d->def_env ? getenv(d->def_env)
-							    : NULL;
-		else
+		if (d->field != FIELD_STRING) {
 			store_value(opts, d, d->def);
+			continue;
+		}
+		env = d->def_env ? getenv(d->def_env) : NULL;
+		/* A copy, so that every string setting is freed alike. */
+		if (env && env[0] && option_set(opts, d, env) == -ENOMEM) {
+			options_release(opts);
+			return -ENOMEM;
+		}
 	}
+	return 0;
 }
 
 /* "-w, --workers N" */
@@ -579,19 +600,25 @@ int options_parse(struct options *opts, int argc, char **argv)
 		printf("blkbackd %s\n", PACKAGE_VERSION);
 		return 1;
 	}
-	options_set_defaults(opts);
+	if (options_set_defaults(opts) < 0) {
+		log_err("out of memory");
+		return -1;
+	}
 	/* A file named on the command line must exist; the default need not. */
 	config = given[OPT_ID_CONFIG];
 	file_ret = config_load(opts, config ? config : BLKBACKD_CONFIG_PATH,
 			       config != NULL);
 	cmdline_ret = apply_command_line(opts, given);
-	if (file_ret < 0 || cmdline_ret < 0)
+	if (file_ret < 0 || cmdline_ret < 0) {
+		options_release(opts);
 		return -1;
+	}
 	if (given[OPT_ID_CHECK_CONFIG]) {
 		printf("# %s: %s\n", config ? config : BLKBACKD_CONFIG_PATH,
 		       file_ret == CONFIG_ABSENT ? "absent, defaults apply"
 						 : "OK");
 		print_settings(stdout, opts);
+		options_release(opts);
 		return 1;
 	}
 	return 0;

@@ -96,8 +96,13 @@ int option_set(struct options *opts, const struct opt_desc *d,
 /* What @d accepts, for an error message: "a number from 1 to 64". */
 void option_describe(const struct opt_desc *d, char *buf, size_t len);
 
-/* Every setting at its default. */
-void options_set_defaults(struct options *opts);
+/*
+ * Every setting at its default; -ENOMEM. Whatever @opts held is dropped,
+ * not freed: release it first.
+ */
+int options_set_defaults(struct options *opts);
+/* Free the string settings @opts owns; they read NULL afterwards. */
+void options_release(struct options *opts);
 
 /*
  * Fill @opts from the defaults, then the configuration file (--config, or
@@ -107,7 +112,9 @@ void options_set_defaults(struct options *opts);
  *
  * Returns 0 to run, 1 when the program should exit successfully (--help,
  * --version, a valid --check-config), -1 when it should fail (any error;
- * all of them have been reported).
+ * all of them have been reported). Only after 0 does @opts own strings,
+ * which options_release() frees once the workers that borrow them are
+ * gone.
  */
 int options_parse(struct options *opts, int argc, char **argv);
 

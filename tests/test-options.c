@@ -43,6 +43,8 @@ static int parse_argv(struct options *o, const char **args)
 
 	for (; *args; args++)
 		argv[argc++] = (char *)*args;
+	/* Each test's options are parsed again and again: free the last. */
+	options_release(o);
 	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
 	fflush(stderr);
 	saved = dup(2);
@@ -102,7 +104,7 @@ static void test_defaults(void)
 				   (1048576 / BLKIF_PAGE_SIZE),
 		.buffer_mib = 256,
 	};
-	struct options o;
+	struct options o = { 0 };
 	const char *empty = write_file("empty.conf", "");
 
 	REQUIRE_EQ(PARSE(&o, "--config", empty), 0);
@@ -113,6 +115,7 @@ static void test_defaults(void)
 	REQUIRE_EQ(PARSE(&o, "--config", empty), 0);
 	unsetenv("RUNTIME_DIRECTORY");
 	CHECK(o.state_dir && strcmp(o.state_dir, "/run/blkbackd") == 0);
+	options_release(&o);
 }
 
 /* The file reads best as it is written. */
@@ -155,19 +158,20 @@ static void test_good_file(void)
 		.buffer_mib = 0,
 		.state_dir = "/var/lib/blkbackd",
 	};
-	struct options o;
+	struct options o = { 0 };
 
 	REQUIRE_EQ(PARSE(&o, "--config", write_file("good.conf", good_conf)),
 		   0);
 	check_options(&o, &want);
 	CHECK_EQ(errors[0], '\0');
+	options_release(&o);
 }
 
 /* The limits are the protocol's and the engine's, both ends included. */
 static void test_limits(void)
 {
 	char text[256];
-	struct options o;
+	struct options o = { 0 };
 	const char *conf;
 
 	snprintf(text, sizeof(text),
@@ -193,6 +197,7 @@ static void test_limits(void)
 	CHECK_EQ(PARSE(&o, "--domid", "32752"), -1);
 	CHECK_EQ(PARSE(&o, "--domid", "32751", "--config", conf), 0);
 	CHECK_EQ(o.domid, 32751);
+	options_release(&o);
 }
 
 /* A file with mistakes: refused, with each message naming file:line. */
@@ -259,7 +264,7 @@ static const struct bad_file bad_files[] = {
 
 static void test_bad_files(void)
 {
-	struct options o;
+	struct options o = { 0 };
 
 	for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
 		const struct bad_file *b = &bad_files[i];
@@ -273,12 +278,13 @@ static void test_bad_files(void)
 				CHECK(strstr(errors, *e));
 			}
 	}
+	options_release(&o);
 }
 
 /* defaults < file < command line, whatever the order of the arguments. */
 static void test_override_order(void)
 {
-	struct options o;
+	struct options o = { 0 };
 	const char *conf = write_file("over.conf", "workers = 3\n"
 						   "cache = writeback\n"
 						   "max-queues = 2\n");
@@ -300,11 +306,12 @@ static void test_override_order(void)
 	conf = write_file("bad.conf", "workers = 0\n");
 	CHECK_EQ(PARSE(&o, "--config", conf, "-w", "5"), -1);
 	CHECK(strstr(errors, "bad.conf:1:"));
+	options_release(&o);
 }
 
 static void test_missing_file(void)
 {
-	struct options o;
+	struct options o = { 0 };
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/absent.conf", dir);
@@ -314,11 +321,12 @@ static void test_missing_file(void)
 	/* The default path may be absent. */
 	CHECK_EQ(config_load(&o, path, false), CONFIG_ABSENT);
 	CHECK_EQ(config_load(&o, dir, true), -EISDIR);
+	options_release(&o);
 }
 
 static void test_actions(void)
 {
-	struct options o;
+	struct options o = { 0 };
 	const char *conf = write_file("ok.conf", "workers = 2\n");
 
 	CHECK_EQ(PARSE(&o, "--config", conf, "--check-config"), 1);
@@ -327,6 +335,7 @@ static void test_actions(void)
 	CHECK_EQ(PARSE(&o, "--version"), 1);
 	CHECK_EQ(PARSE(&o, "--no-such-option"), -1);
 	CHECK_EQ(PARSE(&o, "stray"), -1);
+	options_release(&o);
 }
 
 int main(void)
