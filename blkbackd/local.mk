@@ -7,9 +7,17 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/options.h blkbackd/options.c \
 	blkbackd/stats-log.h blkbackd/stats-log.c \
 	blkbackd/control.h blkbackd/control.c \
+	blkbackd/config-file.h blkbackd/config-file.c \
 	blkbackd/worker.h blkbackd/worker.c \
 	blkbackd/vbd.h blkbackd/vbd.c
+blkbackd_blkbackd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
 blkbackd_blkbackd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) \
-	$(SYSTEMD_CFLAGS) $(JSONC_CFLAGS)
-blkbackd_blkbackd_LDADD = libblk/libblk.la $(SYSTEMD_LIBS) $(JSONC_LIBS) -lpthread
+	$(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(INIH_CFLAGS)
+blkbackd_blkbackd_LDADD = libblk/libblk.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
+	$(INIH_LIBS) -lpthread
+
+# Where the daemon looks for blkbackd.conf(5) unless --config says otherwise:
+# /etc/blkbackd.conf when configured with --sysconfdir=/etc.
+BLKBACKD_CONFIG_CPPFLAGS = \
+	-DBLKBACKD_CONFIG_PATH='"$(sysconfdir)/blkbackd.conf"'

@@ -6,7 +6,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "blkbackd/log.h"
 
@@ -24,14 +23,6 @@ void log_init(int max_priority)
 	log_max = max_priority;
 	/* systemd sets JOURNAL_STREAM when stderr is connected to journald. */
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
-}
-
-int log_level_from_name(const char *name)
-{
-	for (int i = LOG_ERR; i <= LOG_DEBUG; i++)
-		if (level_names[i] && strcmp(name, level_names[i]) == 0)
-			return i;
-	return -1;
 }
 
 void log_msg(int priority, const char *fmt, ...)

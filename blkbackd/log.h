@@ -8,10 +8,11 @@
 
 #include <syslog.h>
 
-/* Set once at startup, before any thread starts. */
+/*
+ * Set at startup, before any thread starts: once with a default so that
+ * option errors are logged, again with the configured level.
+ */
 void log_init(int max_priority);
-/* Parse "err", "warning", "notice", "info" or "debug"; -1 if unknown. */
-int log_level_from_name(const char *name);
 
 void log_msg(int priority, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -313,10 +313,16 @@ static int run(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct daemon d = { .broken_fd = { -1, -1 } };
-	int ret = options_parse(&d.opts, argc, argv);
+	int ret;
 
+	/* Configuration errors reach the journal with their priority too. */
+	log_init(LOG_INFO);
+	ret = options_parse(&d.opts, argc, argv);
 	if (ret != 0)
 		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	log_init(d.opts.log_level);
-	return run(&d) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	ret = run(&d);
+	/* The workers that borrowed the string settings are gone. */
+	options_release(&d.opts);
+	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -1,268 +1,625 @@
 // SPDX-License-Identifier: MIT
 /*
- * Command-line parsing.
+ * The option table, and the command line and --help it drives.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <xen/xen.h> /* DOMID_FIRST_RESERVED */
 
+#include "blkbackd/config-file.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
+#include "libblk/blkif_abi.h"
+#include "libblk/engine.h"
+#include "libblk/xenbus.h"
 
-/* The help text reads best laid out as it prints. */
-/* clang-format off */
-static void usage(FILE *out)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define FIELD(type, member) \
+	.field = (type), .offset = offsetof(struct options, member)
+
+/* Past the characters, so that long-only options get their own getopt code. */
+#define LONG_ONLY_BASE 256
+
+enum option_id {
+	OPT_ID_WORKERS,
+	OPT_ID_CACHE,
+	OPT_ID_DOMID,
+	OPT_ID_LOG_LEVEL,
+	OPT_ID_MAX_INDIRECT_SEGMENTS,
+	OPT_ID_MAX_RING_PAGE_ORDER,
+	OPT_ID_MAX_QUEUES,
+	OPT_ID_PERSISTENT_GRANTS,
+	OPT_ID_POLL_US,
+	OPT_ID_STAGE_TIMING,
+	OPT_ID_STATE_DIR,
+	OPT_ID_CONTROL_SOCKET,
+	OPT_ID_MAX_PERSISTENT_GRANTS,
+	OPT_ID_RING_BUFFER_MIB,
+	OPT_ID_BUFFER_MIB,
+	OPT_ID_CONFIG,
+	OPT_ID_CHECK_CONFIG,
+	OPT_ID_HELP,
+	OPT_ID_VERSION,
+	NR_OPTIONS
+};
+
+static const struct opt_choice cache_modes[] = {
+	{ "none", BLK_CACHE_NONE },
+	{ "writeback", BLK_CACHE_WRITEBACK },
+	{ NULL, 0 },
+};
+
+static const struct opt_choice log_levels[] = {
+	{ "err", LOG_ERR },	  { "warning", LOG_WARNING },
+	{ "notice", LOG_NOTICE }, { "info", LOG_INFO },
+	{ "debug", LOG_DEBUG },	  { NULL, 0 },
+};
+
+static const struct opt_choice yes_no[] = {
+	{ "yes", 1 },
+	{ "no", 0 },
+	{ NULL, 0 },
+};
+
+/*
+ * The limits come from where the protocol or the engine sets them; only
+ * the worker count is the daemon's own (a sanity bound, not a resource).
+ */
+static const struct opt_desc option_table[NR_OPTIONS] = {
+	[OPT_ID_WORKERS] = {
+		.name = "workers", .short_name = 'w', .kind = OPT_NUMBER,
+		.metavar = "N", .help = "I/O worker threads",
+		.min = 1, .max = 1024, .def_text = "online CPUs",
+		FIELD(FIELD_UINT, workers),
+	},
+	[OPT_ID_CACHE] = {
+		.name = "cache", .short_name = 'c', .kind = OPT_CHOICE,
+		.metavar = "MODE",
+		.help = "none: O_DIRECT; writeback: through the page cache",
+		.choices = cache_modes, .def = BLK_CACHE_NONE,
+		FIELD(FIELD_CACHE_MODE, cache),
+	},
+	[OPT_ID_DOMID] = {
+		.name = "domid", .short_name = 'd', .kind = OPT_NUMBER,
+		.metavar = "N", .help = "domain this backend runs in",
+		.min = 0, .max = DOMID_FIRST_RESERVED - 1, .def = -1,
+		.def_text = "from xenstore", FIELD(FIELD_INT, domid),
+	},
+	[OPT_ID_LOG_LEVEL] = {
+		.name = "log-level", .short_name = 'l', .kind = OPT_CHOICE,
+		.metavar = "LEVEL", .help = "least severe messages logged",
+		.choices = log_levels, .def = LOG_INFO,
+		FIELD(FIELD_INT, log_level),
+	},
+	[OPT_ID_MAX_INDIRECT_SEGMENTS] = {
+		.name = "max-indirect-segments", .kind = OPT_NUMBER,
+		.metavar = "N",
+		.help = "segments per indirect request (0: no indirect)",
+		.min = 0, .max = BLKIF_MAX_INDIRECT_SEGMENTS, .def = 256,
+		FIELD(FIELD_UINT, max_indirect_segments),
+	},
+	[OPT_ID_MAX_RING_PAGE_ORDER] = {
+		.name = "max-ring-page-order", .kind = OPT_NUMBER,
+		.metavar = "N", .help = "largest ring a guest may use: 2^N pages",
+		.min = 0, .max = BLK_MAX_RING_ORDER, .def = BLK_MAX_RING_ORDER,
+		FIELD(FIELD_UINT, max_ring_order),
+	},
+	[OPT_ID_MAX_QUEUES] = {
+		.name = "max-queues", .kind = OPT_NUMBER, .metavar = "N",
+		.help = "rings per device", .min = 1, .max = BLK_MAX_QUEUES,
+		.def_text = "one per worker", FIELD(FIELD_UINT, max_queues),
+	},
+	[OPT_ID_PERSISTENT_GRANTS] = {
+		.name = "persistent-grants", .kind = OPT_CHOICE,
+		.metavar = "yes|no", .help = "offer persistent grants",
+		.choices = yes_no, .def = 1, FIELD(FIELD_BOOL, persistent),
+	},
+	[OPT_ID_POLL_US] = {
+		.name = "poll-us", .kind = OPT_NUMBER, .metavar = "N",
+		.help = "busy-poll up to N us before sleeping (0: never)",
+		.min = 0, .max = 1000, .def = 50, FIELD(FIELD_UINT, poll_us),
+	},
+	[OPT_ID_STAGE_TIMING] = {
+		.name = "stage-timing", .kind = OPT_FLAG,
+		.help = "time each request's stages (see SIGUSR1)",
+		.choices = yes_no, .def = 0, FIELD(FIELD_BOOL, stage_timing),
+	},
+	[OPT_ID_STATE_DIR] = {
+		.name = "state-dir", .kind = OPT_PATH, .metavar = "DIR",
+		.help = "where ring journals survive a crash",
+		.def_env = "RUNTIME_DIRECTORY",
+		.def_text = "$RUNTIME_DIRECTORY (systemd), else none",
+		FIELD(FIELD_STRING, state_dir),
+	},
+	[OPT_ID_CONTROL_SOCKET] = {
+		.name = "control-socket", .kind = OPT_PATH, .metavar = "PATH",
+		.help = "blkbackctl's socket",
+		.def_text = "control in --state-dir; none without one",
+		FIELD(FIELD_STRING, control_socket),
+	},
+	[OPT_ID_MAX_PERSISTENT_GRANTS] = {
+		.name = "max-persistent-grants", .kind = OPT_NUMBER,
+		.metavar = "N", .help = "grants mapped per ring",
+		.min = 16, .max = 65536, .def = BLK_DEFAULT_MAX_PGRANTS,
+		FIELD(FIELD_UINT, max_pgrants),
+	},
+	[OPT_ID_RING_BUFFER_MIB] = {
+		.name = "ring-buffer-mib", .kind = OPT_NUMBER, .metavar = "N",
+		.help = "MiB of bounce buffers per ring", .min = 1, .max = 64,
+		.def = BLK_DEFAULT_MAX_BOUNCE_PAGES * BLKIF_PAGE_SIZE >> 20,
+		FIELD(FIELD_UINT, ring_buffer_mib),
+	},
+	[OPT_ID_BUFFER_MIB] = {
+		.name = "buffer-mib", .kind = OPT_NUMBER, .metavar = "N",
+		.help = "MiB of bounce buffers shared by all rings",
+		.min = 0, .max = 65536, .def = 256,
+		FIELD(FIELD_UINT, buffer_mib),
+	},
+	[OPT_ID_CONFIG] = {
+		.name = "config", .kind = OPT_PATH, .metavar = "FILE",
+		.help = "configuration file", .def_text = BLKBACKD_CONFIG_PATH,
+	},
+	[OPT_ID_CHECK_CONFIG] = {
+		.name = "check-config", .kind = OPT_ACTION,
+		.help = "check the configuration, print the settings and exit",
+	},
+	[OPT_ID_HELP] = {
+		.name = "help", .short_name = 'h', .kind = OPT_ACTION,
+		.help = "show this help and exit",
+	},
+	[OPT_ID_VERSION] = {
+		.name = "version", .short_name = 'V', .kind = OPT_ACTION,
+		.help = "show the version and exit",
+	},
+};
+
+const struct opt_desc *option_find(const char *name)
 {
-	fprintf(out,
-		"Usage: blkbackd [OPTION]...\n"
-		"Serve Xen guests' virtual block devices from image files.\n"
-		"\n"
-		"  -w, --workers N      I/O worker threads (default: online CPUs)\n"
-		"  -c, --cache MODE     none (O_DIRECT, default) or writeback\n"
-		"  -d, --domid N        domain this backend runs in (default: from xenstore)\n"
-		"  -l, --log-level L    err, warning, notice, info (default) or debug\n"
-		"      --max-indirect-segments N\n"
-		"                       segments per indirect request, 0 to 4096 (default 256)\n"
-		"      --max-ring-page-order N\n"
-		"                       largest ring a guest may use, 2^N pages, 0 to 4 (default 4)\n"
-		"      --max-queues N   rings per device, 1 to 64 (default: one per worker)\n"
-		"      --persistent-grants yes|no\n"
-		"                       offer persistent grants (default yes)\n"
-		"      --poll-us N      busy-poll rings and I/O for up to N us before\n"
-		"                       sleeping, 0 to 1000, 0 = never (default 50)\n"
-		"      --stage-timing   time each request's stages (see SIGUSR1)\n"
-		"      --state-dir DIR  where ring journals survive a crash (default:\n"
-		"                       $RUNTIME_DIRECTORY, set by systemd; else none)\n"
-		"      --control-socket PATH\n"
-		"                       blkbackctl's socket (default: DIR/control of\n"
-		"                       --state-dir; none without one)\n"
-		"      --max-persistent-grants N\n"
-		"                       grants mapped per ring, 16 to 65536 (default 1056)\n"
-		"      --ring-buffer-mib N\n"
-		"                       bounce buffers per ring, 1 to 64 MiB (default 4)\n"
-		"      --buffer-mib N   bounce buffers of all rings beyond each one's first\n"
-		"                       MiB, 0 to 65536 MiB (default 256)\n"
-		"  -h, --help           show this help and exit\n"
-		"  -V, --version        show the version and exit\n"
-		"\n"
-		"See blkbackd(8).\n");
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++)
+		if (strcmp(option_table[i].name, name) == 0)
+			return &option_table[i];
+	return NULL;
 }
-/* clang-format on */
 
-static int parse_number(const char *s, long max, long *out)
+bool option_is_setting(const struct opt_desc *d)
+{
+	return d->field != FIELD_NONE;
+}
+
+/*
+ * Append item @i of @count to the list in @buf, as "a, b and c" with
+ * @last_sep before the last one.
+ */
+static void list_append(char *buf, size_t len, size_t *used, const char *item,
+			size_t i, size_t count, const char *last_sep)
+{
+	const char *sep = i == 0 ? "" : i + 1 == count ? last_sep : ", ";
+
+	if (*used < len)
+		*used += (size_t)snprintf(buf + *used, len - *used, "%s%s", sep,
+					  item);
+}
+
+void options_list_settings(char *buf, size_t len)
+{
+	size_t used = 0, count = 0, i = 0;
+
+	for (size_t k = 0; k < ARRAY_SIZE(option_table); k++)
+		count += option_is_setting(&option_table[k]);
+	buf[0] = '\0';
+	for (size_t k = 0; k < ARRAY_SIZE(option_table); k++)
+		if (option_is_setting(&option_table[k]))
+			list_append(buf, len, &used, option_table[k].name, i++,
+				    count, " and ");
+}
+
+static int parse_number(const char *s, long *out)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > max)
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || end == s || *end)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
-static int parse_cache(const char *s, enum blk_cache_mode *mode)
+static const struct opt_choice *find_choice(const struct opt_choice *c,
+					    const char *name)
 {
-	if (strcmp(s, "none") == 0)
-		*mode = BLK_CACHE_NONE;
-	else if (strcmp(s, "writeback") == 0)
-		*mode = BLK_CACHE_WRITEBACK;
-	else
+	for (; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static const char *choice_name(const struct opt_choice *c, long value)
+{
+	for (; c->name; c++)
+		if (c->value == value)
+			return c->name;
+	return "?";
+}
+
+/* Parse @text for a number or choice option @d into @value. */
+static int parse_value(const struct opt_desc *d, const char *text, long *value)
+{
+	const struct opt_choice *c;
+	int ret;
+
+	switch (d->kind) {
+	case OPT_NUMBER:
+		ret = parse_number(text, value);
+		if (ret == 0 && (*value < d->min || *value > d->max))
+			ret = -ERANGE;
+		return ret;
+	case OPT_CHOICE:
+	case OPT_FLAG:
+		c = find_choice(d->choices, text);
+		if (!c)
+			return -EINVAL;
+		*value = c->value;
+		return 0;
+	default:
 		return -EINVAL;
+	}
+}
+
+void option_describe(const struct opt_desc *d, char *buf, size_t len)
+{
+	char quoted[32];
+	size_t used = 0, count = 0;
+
+	if (d->kind == OPT_NUMBER) {
+		snprintf(buf, len, "a number from %ld to %ld", d->min, d->max);
+		return;
+	}
+	if (d->kind == OPT_PATH) {
+		snprintf(buf, len, "an absolute path");
+		return;
+	}
+	while (d->choices[count].name)
+		count++;
+	buf[0] = '\0';
+	for (size_t i = 0; i < count; i++) {
+		snprintf(quoted, sizeof(quoted), "'%s'", d->choices[i].name);
+		list_append(buf, len, &used, quoted, i, count, " or ");
+	}
+}
+
+static void *field_of(struct options *opts, const struct opt_desc *d)
+{
+	return (char *)opts + d->offset;
+}
+
+static void store_value(struct options *opts, const struct opt_desc *d,
+			long value)
+{
+	void *field = field_of(opts, d);
+
+	switch (d->field) {
+	case FIELD_UINT:
+		*(unsigned int *)field = (unsigned int)value;
+		break;
+	case FIELD_INT:
+		*(int *)field = (int)value;
+		break;
+	case FIELD_BOOL:
+		*(bool *)field = value != 0;
+		break;
+	case FIELD_CACHE_MODE:
+		*(enum blk_cache_mode *)field = (enum blk_cache_mode)value;
+		break;
+	case FIELD_STRING:
+	case FIELD_NONE:
+		break;
+	}
+}
+
+static const char **string_field(struct options *opts, const struct opt_desc *d)
+{
+	return field_of(opts, d);
+}
+
+static const char *string_value(const struct options *opts,
+				const struct opt_desc *d)
+{
+	return *(const char *const *)((const char *)opts + d->offset);
+}
+
+int option_set(struct options *opts, const struct opt_desc *d, const char *text)
+{
+	char *copy;
+	long v;
+	int ret;
+
+	if (d->field != FIELD_STRING) {
+		ret = parse_value(d, text, &v);
+		if (ret == 0)
+			store_value(opts, d, v);
+		return ret;
+	}
+	/* A relative path would depend on the directory started in. */
+	if (text[0] != '/')
+		return -EINVAL;
+	copy = strdup(text);
+	if (!copy)
+		return -ENOMEM;
+	free((char *)*string_field(opts, d));
+	*string_field(opts, d) = copy;
 	return 0;
+}
+
+void options_release(struct options *opts)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+		const struct opt_desc *d = &option_table[i];
+
+		if (d->field != FIELD_STRING)
+			continue;
+		free((char *)*string_field(opts, d));
+		*string_field(opts, d) = NULL;
+	}
+}
+
+static long option_load(const struct options *opts, const struct opt_desc *d)
+{
+	const void *field = (const char *)opts + d->offset;
+
+	switch (d->field) {
+	case FIELD_UINT:
+		return *(const unsigned int *)field;
+	case FIELD_INT:
+		return *(const int *)field;
+	case FIELD_BOOL:
+		return *(const bool *)field;
+	case FIELD_CACHE_MODE:
+		return *(const enum blk_cache_mode *)field;
+	case FIELD_STRING:
+	case FIELD_NONE:
+		break;
+	}
+	return 0;
+}
+
+int options_set_defaults(struct options *opts)
+{
+	const char *env;
+
+	*opts = (struct options){ 0 };
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+		const struct opt_desc *d = &option_table[i];
+
+		if (d->field != FIELD_STRING) {
+			store_value(opts, d, d->def);
+			continue;
+		}
+		env = d->def_env ? getenv(d->def_env) : NULL;
+		/* A copy, so that every string setting is freed alike. */
+		if (env && env[0] && option_set(opts, d, env) == -ENOMEM) {
+			options_release(opts);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* "-w, --workers N" */
+static int format_synopsis(const struct opt_desc *d, char *buf, size_t len)
+{
+	char shortopt[8] = "    ";
+
+	if (d->short_name)
+		snprintf(shortopt, sizeof(shortopt), "-%c, ", d->short_name);
+	return snprintf(buf, len, "%s--%s%s%s", shortopt, d->name,
+			d->metavar ? " " : "", d->metavar ? d->metavar : "");
+}
+
+static void print_default(FILE *out, const struct opt_desc *d)
+{
+	if (d->def_text)
+		fprintf(out, " (default: %s)", d->def_text);
+	else if (d->kind == OPT_NUMBER)
+		fprintf(out, " (default: %ld)", d->def);
+	else if (d->kind == OPT_CHOICE || d->kind == OPT_FLAG)
+		fprintf(out, " (default: %s)", choice_name(d->choices, d->def));
+}
+
+/* Where --help's descriptions start, after the synopses. */
+#define HELP_COLUMN 22
+
+static void usage(FILE *out)
+{
+	char synopsis[64], accepts[128];
+
+	fprintf(out, "Usage: blkbackd [OPTION]...\n"
+		     "Serve Xen guests' virtual block devices from image "
+		     "files.\n\n");
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+		const struct opt_desc *d = &option_table[i];
+
+		/* Long synopses get the help on a line of its own. */
+		if (format_synopsis(d, synopsis, sizeof(synopsis)) >=
+		    HELP_COLUMN)
+			fprintf(out, "  %s\n  %-*s", synopsis, HELP_COLUMN, "");
+		else
+			fprintf(out, "  %-*s", HELP_COLUMN, synopsis);
+		fprintf(out, "%s", d->help);
+		if (option_is_setting(d)) {
+			option_describe(d, accepts, sizeof(accepts));
+			fprintf(out, ";\n  %-*s%s%s", HELP_COLUMN, "",
+				d->kind == OPT_FLAG ? "in the file, " : "",
+				accepts);
+		}
+		print_default(out, d);
+		fputc('\n', out);
+	}
+	fprintf(out, "\nEvery setting can also be given in the configuration "
+		     "file as 'name = value';\nthe command line wins. See "
+		     "blkbackd(8) and blkbackd.conf(5).\n");
+}
+
+/* The settings in effect, as blkbackd.conf lines (--check-config). */
+static void print_settings(FILE *out, const struct options *opts)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+		const struct opt_desc *d = &option_table[i];
+		long v;
+
+		if (!option_is_setting(d))
+			continue;
+		if (d->field == FIELD_STRING) {
+			if (string_value(opts, d))
+				fprintf(out, "%s = %s\n", d->name,
+					string_value(opts, d));
+			else
+				fprintf(out, "# %s: %s\n", d->name,
+					d->def_text);
+			continue;
+		}
+		v = option_load(opts, d);
+		if (d->def_text && v == d->def)
+			fprintf(out, "# %s: %s\n", d->name, d->def_text);
+		else if (d->kind == OPT_CHOICE || d->kind == OPT_FLAG)
+			fprintf(out, "%s = %s\n", d->name,
+				choice_name(d->choices, v));
+		else
+			fprintf(out, "%s = %ld\n", d->name, v);
+	}
+}
+
+static void build_getopt_tables(struct option *longopts, char *shortopts)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+		const struct opt_desc *d = &option_table[i];
+		bool arg = d->kind != OPT_ACTION && d->kind != OPT_FLAG;
+
+		longopts[i] = (struct option){
+			.name = d->name,
+			.has_arg = arg ? required_argument : no_argument,
+			.val = d->short_name ? d->short_name
+					     : LONG_ONLY_BASE + (int)i,
+		};
+		if (d->short_name) {
+			*shortopts++ = (char)d->short_name;
+			if (arg)
+				*shortopts++ = ':';
+		}
+	}
+	longopts[ARRAY_SIZE(option_table)] = (struct option){ 0 };
+	*shortopts = '\0';
+}
+
+static int option_index_of(int getopt_code)
+{
+	if (getopt_code >= LONG_ONLY_BASE)
+		return getopt_code - LONG_ONLY_BASE;
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++)
+		if (option_table[i].short_name == getopt_code)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * First pass over argv: the last text given for each option, so that the
+ * configuration file can be read (from --config) before the command line
+ * is applied over it.
+ */
+static int scan_command_line(int argc, char **argv, const char **given)
+{
+	struct option longopts[NR_OPTIONS + 1];
+	char shortopts[2 * NR_OPTIONS + 2];
+	int c, i;
+
+	build_getopt_tables(longopts, shortopts);
+	/* 0 restarts getopt: each parse starts afresh (tests parse often). */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		i = option_index_of(c);
+		if (i < 0) {
+			/* getopt_long() has said what it did not like. */
+			usage(stderr);
+			return -1;
+		}
+		given[i] = optarg ? optarg : "";
+	}
+	if (optind < argc) {
+		log_err("unexpected argument '%s' (blkbackd takes only "
+			"options; see --help)",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static int apply_command_line(struct options *opts, const char **given)
+{
+	char accepts[128];
+	int errors = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+		const struct opt_desc *d = &option_table[i];
+
+		if (!given[i] || !option_is_setting(d))
+			continue;
+		if (d->kind == OPT_FLAG) {
+			store_value(opts, d, 1);
+			continue;
+		}
+		if (option_set(opts, d, given[i]) < 0) {
+			option_describe(d, accepts, sizeof(accepts));
+			log_err("--%s wants %s, not '%s'", d->name, accepts,
+				given[i]);
+			errors++;
+		}
+	}
+	return errors ? -1 : 0;
 }
 
 int options_parse(struct options *opts, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "workers", required_argument, NULL, 'w' },
-		{ "cache", required_argument, NULL, 'c' },
-		{ "domid", required_argument, NULL, 'd' },
-		{ "log-level", required_argument, NULL, 'l' },
-		{ "max-indirect-segments", required_argument, NULL, 'I' },
-		{ "max-ring-page-order", required_argument, NULL, 'O' },
-		{ "max-queues", required_argument, NULL, 'Q' },
-		{ "persistent-grants", required_argument, NULL, 'P' },
-		{ "poll-us", required_argument, NULL, 'U' },
-		{ "stage-timing", no_argument, NULL, 'T' },
-		{ "state-dir", required_argument, NULL, 'S' },
-		{ "control-socket", required_argument, NULL, 'C' },
-		{ "max-persistent-grants", required_argument, NULL, 'G' },
-		{ "ring-buffer-mib", required_argument, NULL, 'R' },
-		{ "buffer-mib", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	long v;
-	int c;
+	const char *given[NR_OPTIONS] = { 0 };
+	const char *config;
+	int file_ret, cmdline_ret;
 
-	*opts = (struct options){
-		.cache = BLK_CACHE_NONE,
-		.domid = -1,
-		.log_level = LOG_INFO,
-		.max_indirect_segments = 256,
-		.max_ring_order = 4,
-		.persistent = true,
-		.poll_us = 50,
-		.max_pgrants = 1056,
-		.ring_buffer_mib = 4,
-		.buffer_mib = 256,
-		/* systemd's RuntimeDirectory= (kept across restarts). */
-		.state_dir = getenv("RUNTIME_DIRECTORY"),
-	};
-	while ((c = getopt_long(argc, argv, "w:c:d:l:hV", longopts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 'w':
-			if (parse_number(optarg, 1024, &v) || v == 0) {
-				fprintf(stderr,
-					"blkbackd: --workers wants a number "
-					"from 1 to 1024, not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->workers = (unsigned int)v;
-			break;
-		case 'c':
-			if (parse_cache(optarg, &opts->cache)) {
-				fprintf(stderr,
-					"blkbackd: --cache is 'none' or "
-					"'writeback', not '%s'\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'd':
-			if (parse_number(optarg, 0x7fef, &v)) {
-				fprintf(stderr,
-					"blkbackd: --domid wants a domain id, "
-					"not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->domid = (int)v;
-			break;
-		case 'l':
-			opts->log_level = log_level_from_name(optarg);
-			if (opts->log_level < 0) {
-				fprintf(stderr,
-					"blkbackd: --log-level is err, "
-					"warning, notice, info or debug, not "
-					"'%s'\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'I':
-			if (parse_number(optarg, 4096, &v)) {
-				fprintf(stderr,
-					"blkbackd: --max-indirect-segments "
-					"wants a number from 0 to 4096, not "
-					"'%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->max_indirect_segments = (unsigned int)v;
-			break;
-		case 'O':
-			if (parse_number(optarg, 4, &v)) {
-				fprintf(stderr,
-					"blkbackd: --max-ring-page-order wants "
-					"a number from 0 to 4, not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->max_ring_order = (unsigned int)v;
-			break;
-		case 'Q':
-			if (parse_number(optarg, 64, &v) || v == 0) {
-				fprintf(stderr,
-					"blkbackd: --max-queues wants a number "
-					"from 1 to 64, not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->max_queues = (unsigned int)v;
-			break;
-		case 'P':
-			if (strcmp(optarg, "yes") && strcmp(optarg, "no")) {
-				fprintf(stderr,
-					"blkbackd: --persistent-grants is "
-					"'yes' or 'no', not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->persistent = strcmp(optarg, "yes") == 0;
-			break;
-		case 'U':
-			if (parse_number(optarg, 1000, &v)) {
-				fprintf(stderr,
-					"blkbackd: --poll-us wants a number "
-					"from 0 to 1000, not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->poll_us = (unsigned int)v;
-			break;
-		case 'T':
-			opts->stage_timing = true;
-			break;
-		case 'S':
-			opts->state_dir = optarg;
-			break;
-		case 'C':
-			opts->control_socket = optarg;
-			break;
-		case 'G':
-			if (parse_number(optarg, 65536, &v) || v < 16) {
-				fprintf(stderr,
-					"blkbackd: --max-persistent-grants wants "
-					"a number from 16 to 65536, not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->max_pgrants = (unsigned int)v;
-			break;
-		case 'R':
-			if (parse_number(optarg, 64, &v) || v < 1) {
-				fprintf(stderr,
-					"blkbackd: --ring-buffer-mib wants a "
-					"number from 1 to 64, not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->ring_buffer_mib = (unsigned int)v;
-			break;
-		case 'B':
-			if (parse_number(optarg, 65536, &v)) {
-				fprintf(stderr,
-					"blkbackd: --buffer-mib wants a number "
-					"from 0 to 65536, not '%s'\n",
-					optarg);
-				return -1;
-			}
-			opts->buffer_mib = (unsigned int)v;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'V':
-			printf("blkbackd %s\n", PACKAGE_VERSION);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "blkbackd: unexpected argument '%s'\n",
-			argv[optind]);
-		usage(stderr);
+	if (scan_command_line(argc, argv, given) < 0)
 		return -1;
+	if (given[OPT_ID_HELP]) {
+		usage(stdout);
+		return 1;
+	}
+	if (given[OPT_ID_VERSION]) {
+		printf("blkbackd %s\n", PACKAGE_VERSION);
+		return 1;
+	}
+	if (options_set_defaults(opts) < 0) {
+		log_err("out of memory");
+		return -1;
+	}
+	/* A file named on the command line must exist; the default need not. */
+	config = given[OPT_ID_CONFIG];
+	file_ret = config_load(opts, config ? config : BLKBACKD_CONFIG_PATH,
+			       config != NULL);
+	cmdline_ret = apply_command_line(opts, given);
+	if (file_ret < 0 || cmdline_ret < 0) {
+		options_release(opts);
+		return -1;
+	}
+	if (given[OPT_ID_CHECK_CONFIG]) {
+		printf("# %s: %s\n", config ? config : BLKBACKD_CONFIG_PATH,
+		       file_ret == CONFIG_ABSENT ? "absent, defaults apply"
+						 : "OK");
+		print_settings(stdout, opts);
+		options_release(opts);
+		return 1;
 	}
 	return 0;
 }

@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Command-line options.
+ * The daemon's settings and the one table that describes them.
+ *
+ * Every setting is a row of the option table in options.c: its long and
+ * short command-line name (which is also its key in blkbackd.conf), its
+ * default, its range or its choices, and its help line. getopt_long(),
+ * the configuration file reader, the range checks, --help and
+ * --check-config's listing are all driven by that table, so a new setting
+ * is one row and one field of struct options.
+ *
+ * Everything here runs on the main thread at startup, before any worker
+ * exists; the table is constant.
  */
 #ifndef BLKBACKD_OPTIONS_H
 #define BLKBACKD_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "libblk/image.h"
 
@@ -27,10 +38,83 @@ struct options {
 	const char *control_socket; /* NULL: <state_dir>/control, if any */
 };
 
+/* What kind of text an option takes. */
+enum opt_kind {
+	OPT_NUMBER, /* a decimal number from .min to .max */
+	OPT_CHOICE, /* one of the names in .choices */
+	OPT_FLAG, /* no argument (on); in blkbackd.conf, yes or no */
+	OPT_PATH, /* a file name; absolute for a setting */
+	OPT_ACTION, /* no argument: do something and exit */
+};
+
+/* The type of the struct options field an option sets. */
+enum opt_field {
+	FIELD_NONE, /* --config and the actions: not a setting */
+	FIELD_UINT,
+	FIELD_INT,
+	FIELD_BOOL,
+	FIELD_CACHE_MODE,
+	FIELD_STRING, /* const char *, NULL when unset */
+};
+
+struct opt_choice {
+	const char *name;
+	int value;
+};
+
+struct opt_desc {
+	const char *name; /* --name, and the key in blkbackd.conf */
+	int short_name; /* -x, or 0 */
+	enum opt_kind kind;
+	const char *metavar; /* the argument in --help */
+	const char *help; /* one line; the range and default are added */
+	long min, max; /* OPT_NUMBER */
+	const struct opt_choice *choices; /* CHOICE, FLAG; NULL name ends it */
+	long def; /* the default value of the field */
+	const char *def_env; /* FIELD_STRING: the default's variable */
+	/* Said instead of def when the default is not a value one can set. */
+	const char *def_text;
+	enum opt_field field;
+	size_t offset; /* of the field in struct options */
+};
+
+/* The option named @name (without dashes), or NULL. */
+const struct opt_desc *option_find(const char *name);
+/* Whether @d is a setting, which blkbackd.conf may contain too. */
+bool option_is_setting(const struct opt_desc *d);
+/* The names of all settings, "workers, cache, ... and persistent-grants". */
+void options_list_settings(char *buf, size_t len);
+
 /*
- * Parse argv. Returns 0 to run, 1 when the program should exit
- * successfully (--help, --version), -1 on a usage error (already
- * reported).
+ * Set the setting @d of @opts from @text, as written on the command line
+ * or in the file: -EINVAL when it is not a number, not one of the choices
+ * or not an absolute path, -ERANGE when the number is out of range,
+ * -ENOMEM. String settings are copied and live as long as the process.
+ */
+int option_set(struct options *opts, const struct opt_desc *d,
+	       const char *text);
+/* What @d accepts, for an error message: "a number from 1 to 64". */
+void option_describe(const struct opt_desc *d, char *buf, size_t len);
+
+/*
+ * Every setting at its default; -ENOMEM. Whatever @opts held is dropped,
+ * not freed: release it first.
+ */
+int options_set_defaults(struct options *opts);
+/* Free the string settings @opts owns; they read NULL afterwards. */
+void options_release(struct options *opts);
+
+/*
+ * Fill @opts from the defaults, then the configuration file (--config, or
+ * BLKBACKD_CONFIG_PATH, whose absence is fine), then the command line, so
+ * that the command line wins. Errors are logged with log_err(), naming
+ * the file and line or the option, what is accepted and the fix.
+ *
+ * Returns 0 to run, 1 when the program should exit successfully (--help,
+ * --version, a valid --check-config), -1 when it should fail (any error;
+ * all of them have been reported). Only after 0 does @opts own strings,
+ * which options_release() frees once the workers that borrow them are
+ * gone.
  */
 int options_parse(struct options *opts, int argc, char **argv);
 

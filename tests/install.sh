@@ -55,6 +55,7 @@ esac
 expect_file "$xenscriptdir/blkbackd" 755
 expect_file "$unitdir/blkbackd.service" 644
 expect_file "$mandir/man8/blkbackd.8" 644
+expect_file "$mandir/man5/blkbackd.conf.5" 644
 expect_file "$mandir/man8/blkbackd-hotplug.8" 644
 
 unit=$dest$unitdir/blkbackd.service

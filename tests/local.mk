@@ -20,3 +20,14 @@ tests_test_pgrant_SOURCES = tests/test-pgrant.c tests/check.h
 tests_test_pgrant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
 tests_test_pgrant_LDADD = libblk/libblk.la tools/xensim/libxengnttab.la \
 	tools/xensim/libxensim.la
+
+# The option table and blkbackd.conf, through options_parse().
+TESTS += tests/test-options
+check_PROGRAMS += tests/test-options
+tests_test_options_SOURCES = tests/test-options.c tests/check.h \
+	blkbackd/options.c blkbackd/config-file.c blkbackd/log.c
+tests_test_options_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
+tests_test_options_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)
+tests_test_options_LDADD = $(INIH_LIBS)
+TESTS += tests/check-config.sh
+EXTRA_DIST += tests/check-config.sh

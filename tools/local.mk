@@ -3,6 +3,11 @@
 # libxl runs /etc/xen/scripts/<script=> for each disk; it must be executable.
 dist_xenscript_SCRIPTS = tools/hotplug/blkbackd
 
+# The sample /etc/blkbackd.conf: every setting, commented out, at its
+# default. Not installed by `make install`, which must not overwrite an
+# operator's file; the Debian package ships it as a conffile.
+EXTRA_DIST += tools/blkbackd.conf
+
 # The unit names the daemon by its installed path.  Substituted at make time,
 # not by configure, so that `make install prefix=...` stays consistent.
 systemdsystemunit_DATA = tools/systemd/blkbackd.service
@@ -15,9 +20,10 @@ tools/systemd/blkbackd.service: $(srcdir)/tools/systemd/blkbackd.service.in Make
 		$(srcdir)/tools/systemd/blkbackd.service.in >$@.tmp && \
 	mv -f $@.tmp $@
 
-# Packaging tests: the install layout and the hotplug script.
-TESTS += tests/install.sh tests/hotplug.sh
-EXTRA_DIST += tests/install.sh tests/hotplug.sh
+# Packaging tests: the install layout, the hotplug script, and the unit's
+# validity and hardening.
+TESTS += tests/install.sh tests/hotplug.sh tests/unit-security.sh
+EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh
 
 # blkbackctl: the control socket's client.
 sbin_PROGRAMS += tools/blkbackctl/blkbackctl
@@ -25,3 +31,11 @@ tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
 tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS)
+
+# The Debian packages, built from a copy of the source tree and checked
+# (tests/deb-build.sh). Not part of `make check`: it builds everything
+# again and needs debhelper and lintian; CI runs it as a step of its own.
+EXTRA_DIST += tests/deb-build.sh
+check-deb:
+	top_srcdir='$(abs_top_srcdir)' $(SHELL) $(srcdir)/tests/deb-build.sh
+.PHONY: check-deb

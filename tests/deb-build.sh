@@ -1,0 +1,117 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Build the Debian packages from a copy of the source tree with
+# `dpkg-buildpackage -us -uc -b`, check what each package holds (the files
+# an operator expects, the conffiles, the unit enabled through
+# dh_installsystemd, and none of the simulator's stand-in Xen libraries in
+# the daemon's package or on the library path), and run lintian, which must
+# report no error or warning. Run by `make check-deb` (about two minutes:
+# it builds everything again), not by `make check`.
+: "${top_srcdir:?run this through make check-deb (top_srcdir unset)}"
+
+skip() {
+	echo "SKIP: deb-build: $*"
+	exit 77
+}
+fails=0
+fail() {
+	echo "FAIL: deb-build: $*" >&2
+	fails=$((fails + 1))
+}
+
+[ -d "$top_srcdir/debian" ] || skip "no debian/ in $top_srcdir (a dist tarball)"
+for tool in dpkg-buildpackage dh lintian git; do
+	command -v "$tool" >/dev/null ||
+		skip "no $tool (apt-get install dpkg-dev debhelper lintian git)"
+done
+git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1 ||
+	skip "$top_srcdir is not a git checkout"
+dpkg-checkbuilddeps -P nocheck "$top_srcdir/debian/control" ||
+	skip "build dependencies missing (./autogen.sh --install-deps)"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-deb.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+# The tracked and new files, as they are now; no build trees.
+mkdir "$tmp/src"
+(cd "$top_srcdir" && git ls-files -co --exclude-standard -z |
+	xargs -0 cp --parents -t "$tmp/src") || exit 99
+
+# The test suite runs in `make check`; nocheck keeps it from running twice.
+if ! (cd "$tmp/src" && DEB_BUILD_OPTIONS="nocheck parallel=2" \
+	dpkg-buildpackage -us -uc -b >"$tmp/build.log" 2>&1); then
+	tail -n 40 "$tmp/build.log"
+	echo "FAIL: deb-build: dpkg-buildpackage failed" >&2
+	exit 1
+fi
+version=$(dpkg-parsechangelog -l "$top_srcdir/debian/changelog" -S Version)
+arch=$(dpkg-architecture -q DEB_HOST_ARCH)
+daemon_deb=$tmp/blkbackd_${version}_$arch.deb
+sim_deb=$tmp/blkbackd-sim_${version}_$arch.deb
+for deb in "$daemon_deb" "$sim_deb"; do
+	[ -f "$deb" ] || { echo "FAIL: deb-build: no $deb" >&2; exit 1; }
+done
+
+# contents DEB: "MODE PATH" per file
+contents() {
+	dpkg-deb -c "$1" | awk '{ sub(/^\./, "", $6); print $1, $6 }'
+}
+contents "$daemon_deb" >"$tmp/daemon.list"
+contents "$sim_deb" >"$tmp/sim.list"
+
+# expect LIST MODE PATH
+expect() {
+	grep -qx -- "$2 $3" "$1" || fail "$(basename "$1" .list) lacks $2 $3"
+}
+d=$tmp/daemon.list
+expect "$d" -rwxr-xr-x /usr/sbin/blkbackd
+expect "$d" -rwxr-xr-x /usr/sbin/blkbackctl
+expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackctl.8.gz
+expect "$d" -rwxr-xr-x /etc/xen/scripts/blkbackd
+expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd.service
+expect "$d" -rw-r--r-- /etc/blkbackd.conf
+expect "$d" -rw-r--r-- /etc/modprobe.d/blkbackd.conf
+expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackd.8.gz
+expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackd-hotplug.8.gz
+expect "$d" -rw-r--r-- /usr/share/man/man5/blkbackd.conf.5.gz
+expect "$d" -rw-r--r-- /usr/share/doc/blkbackd/copyright
+s=$tmp/sim.list
+expect "$s" -rwxr-xr-x /usr/bin/blkback-bench
+expect "$s" -rwxr-xr-x /usr/libexec/blkbackd/xensim-host
+expect "$s" -rw-r--r-- /usr/share/man/man1/blkback-bench.1.gz
+grep -q '/blkbackd/xensim/libxengnttab\.so\.1' "$s" ||
+	fail "blkbackd-sim lacks the simulator's libxengnttab"
+
+# A production host gets no stand-in Xen library, and nothing the simulator
+# ships lands where the dynamic linker looks.
+grep -q 'libxen' "$d" && fail "blkbackd ships a libxen* library"
+grep -E ' /(usr/)?lib/[^/]*/[^/]*\.so' "$s" &&
+	fail "blkbackd-sim puts a library on the default library path"
+
+# The unit, the conffiles and the maintainer scripts.
+dpkg-deb -e "$daemon_deb" "$tmp/ctl"
+for f in /etc/blkbackd.conf /etc/modprobe.d/blkbackd.conf \
+	/etc/xen/scripts/blkbackd; do
+	grep -qx "$f" "$tmp/ctl/conffiles" || fail "$f is not a conffile"
+done
+grep -q 'deb-systemd-helper.*blkbackd.service' "$tmp/ctl/postinst" ||
+	fail "postinst does not enable blkbackd.service (dh_installsystemd)"
+dpkg-deb -x "$daemon_deb" "$tmp/root"
+grep -qx 'ExecStart=/usr/sbin/blkbackd' \
+	"$tmp/root/lib/systemd/system/blkbackd.service" ||
+	fail "the unit does not start /usr/sbin/blkbackd"
+grep -qx 'install xen-blkback /bin/false' \
+	"$tmp/root/etc/modprobe.d/blkbackd.conf" ||
+	fail "the modprobe.d snippet does not keep xen-blkback out"
+"$tmp/root/usr/sbin/blkbackd" --config "$tmp/root/etc/blkbackd.conf" \
+	--check-config >/dev/null ||
+	fail "the packaged daemon refuses the packaged /etc/blkbackd.conf"
+
+# lintian, as the package would be checked for Debian.
+if ! lintian --fail-on error,warning "$tmp"/blkbackd_"${version}"_"$arch".changes \
+	>"$tmp/lintian.log" 2>&1; then
+	cat "$tmp/lintian.log"
+	fail "lintian reports errors or warnings"
+fi
+
+[ "$fails" -eq 0 ] || exit 1
+echo "deb-build: blkbackd and blkbackd-sim $version built, contents and lintian OK"
