@@ -48,6 +48,18 @@ while [ $i -lt "$iterations" ]; do
 done
 note "$iterations kills; the longest reconnect took $longest ms"
 
+# The guest ends its workload by itself; one that does not within a minute
+# of its time is stuck: show where, instead of hanging the suite.
+n=0
+while pid_alive "$front"; do
+	n=$((n + 1))
+	if [ $n -gt 600 ]; then
+		gdb -batch -p "$front" -ex 'thread apply all bt' >&2 2>&1
+		cat "$WORK/front-1.out" >&2
+		fail "the guest did not finish its workload"
+	fi
+	sleep 0.1
+done
 wait "$front"
 grep -q "verified OK" "$WORK/front-1.out" || {
 	cat "$WORK/front-1.out" >&2
