@@ -320,8 +320,11 @@ launch_daemon() { # COMMAND LOG
 
 DPID=
 DAEMON_CMD=
-start_blkbackd() {
-	local unit cmd
+# Install blkbackd from the per-run overlay (once) and read the command
+# line of its installed unit file into DAEMON_CMD.
+install_blkbackd() {
+	local unit
+	[ -z "$DAEMON_CMD" ] || return 0
 	tar -C / --keep-directory-symlink -xf "$E/overlay.tar" || {
 		result FAIL install-overlay
 		return 1
@@ -332,14 +335,17 @@ start_blkbackd() {
 		result FAIL installed-files "unit '$unit', hotplug script"
 		return 1
 	fi
-	cmd=$(sed -n 's/^ExecStart=[-@+!:]*//p' "$unit" | head -n 1)
-	echo "e2e: $unit: ExecStart=$cmd (no systemd in this dom0: started" \
-		"by hand with the unit's LimitMEMLOCK/LimitNOFILE/UMask)"
-	DAEMON_CMD=$cmd
-	launch_daemon "$cmd" "$DAEMON_LOG"
+	DAEMON_CMD=$(sed -n 's/^ExecStart=[-@+!:]*//p' "$unit" | head -n 1)
+	echo "e2e: $unit: ExecStart=$DAEMON_CMD (no systemd in this dom0:" \
+		"started by hand with the unit's LimitMEMLOCK/LimitNOFILE/UMask)"
+}
+
+start_blkbackd() {
+	install_blkbackd || return 1
+	launch_daemon "$DAEMON_CMD" "$DAEMON_LOG"
 	if wait_until 30 "grep -q 'serving ' '$DAEMON_LOG'" &&
 		kill -0 "$DPID" 2>/dev/null; then
-		result PASS blkbackd-started "pid $DPID: $cmd"
+		result PASS blkbackd-started "pid $DPID: $DAEMON_CMD"
 	else
 		result FAIL blkbackd-started "$(tail -n 5 "$DAEMON_LOG" | tr '\n' ' ')"
 		return 1
