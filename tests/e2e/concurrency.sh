@@ -17,7 +17,8 @@
 # runs (MIX-RUN lines on its console).
 #
 # Checks (E2E: lines): per guest and session, every run finished without
-# an I/O error and with the right data in every read, the whole region
+# an I/O error and with the right data in every read, blkfront still sent
+# flushes (the disk's write_cache stayed "write back"), the whole region
 # verified afterwards in the guest (MIX-DONE PASS), and dom0 finding in
 # the image what the runs wrote (e2e-check mixverify), and not what one
 # run fewer would have left; the daemon logged no error.  Figures (E2E-BENCH conc lines): per arm, repeat and N every
@@ -121,6 +122,11 @@ conc_guest_verdict() { # NAME SEED RUNS
 		bad="$bad $(echo "$con" | grep -m 1 '^MIX-RUN .* ok=0');"
 	[ "$(echo "$con" | grep -c '^MIX-DONE .* PASS')" -eq "$3" ] ||
 		bad="$bad $(echo "$con" | grep '^MIX-' | tail -n 2 | tr '\n' ' ');"
+	# Both backends offer flushes; blkfront stops sending them (and fsync
+	# stops reaching the disk) once the backend failed one.
+	echo "$con" | grep '^MIX-DONE ' | grep -qv ' cache=write-back$' &&
+		bad="$bad blkfront turned flushes off: $(echo "$con" |
+			grep '^MIX-DONE ' | grep -v ' cache=write-back$' | head -n 1);"
 	out=$("$CHECK" mixverify "$IMG/$g.img" "$2" "$CONC_SIZE" "$3" 2>&1) ||
 		bad="$bad dom0: $out;"
 	# ... and not what one run fewer leaves: the last run's writes landed.

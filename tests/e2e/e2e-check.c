@@ -634,10 +634,36 @@ static int mix_fill(int fd, uint8_t *buf, uint64_t seed, uint64_t size)
 }
 
 /*
+ * The guest disk's cache mode, spaces made dashes: "write-back" while
+ * blkfront sends flushes; it turns them off for good ("write-through")
+ * when the backend fails an empty flush, and fsync then succeeds without
+ * reaching the backend.
+ */
+static void mix_cache_mode(const char *path, char *out, size_t len)
+{
+	const char *dev = strrchr(path, '/');
+	char sys[128];
+	FILE *f;
+
+	snprintf(sys, sizeof(sys), "/sys/block/%s/queue/write_cache",
+		 dev ? dev + 1 : path);
+	snprintf(out, len, "unknown");
+	f = fopen(sys, "r");
+	if (f) {
+		if (fgets(out, (int)len, f))
+			out[strcspn(out, "\n")] = 0;
+		fclose(f);
+	}
+	for (char *c = out; *c; c++)
+		if (*c == ' ')
+			*c = '-';
+}
+
+/*
  * Guest side: fill the region, say MIX-READY, then for each command of
  * dom0 (sequence numbers 1, 2, ...) do its runs and verify the region:
  *   MIX-RUN ...                       one line per run (mix_run)
- *   MIX-DONE seq=S runs=TOTAL PASS|FAIL DETAIL
+ *   MIX-DONE seq=S runs=TOTAL PASS|FAIL cache=MODE (mix_cache_mode)
  * Runs forever; dom0 destroys the guest.
  */
 static int mixjob(const char *path, uint64_t seed, uint64_t size)
@@ -645,6 +671,7 @@ static int mixjob(const char *path, uint64_t seed, uint64_t size)
 	uint32_t *map = calloc(size / PAGE, sizeof(*map));
 	int fd = open(path, O_RDWR | O_DIRECT);
 	uint32_t total = 0, runs;
+	char cache[32];
 	void *buf;
 
 	if (!map || fd < 0 || posix_memalign(&buf, PAGE, 1u << 20) ||
@@ -662,8 +689,9 @@ static int mixjob(const char *path, uint64_t seed, uint64_t size)
 			ret = mix_run(fd, buf, map, seed, size, seq, ++total);
 		if (!ret)
 			ret = mix_verify_all(fd, buf, map, size);
-		printf("MIX-DONE seq=%u runs=%u %s\n", seq, total,
-		       ret ? "FAIL" : "PASS");
+		mix_cache_mode(path, cache, sizeof(cache));
+		printf("MIX-DONE seq=%u runs=%u %s cache=%s\n", seq, total,
+		       ret ? "FAIL" : "PASS", cache);
 		fflush(stdout);
 		if (ret)
 			return 1;
