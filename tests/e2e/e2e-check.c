@@ -508,8 +508,8 @@ static int mix_check_headers(const uint8_t *buf, const struct mix_op *op,
 	return 0;
 }
 
-static int mix_do(int fd, uint8_t *buf, const struct mix_op *op,
-		  uint32_t *map, uint32_t tag)
+static int mix_do(int fd, uint8_t *buf, const struct mix_op *op, uint32_t *map,
+		  uint32_t tag)
 {
 	size_t len = (size_t)op->nblocks * PAGE;
 	off_t at = (off_t)(MIX_REGION + op->block * PAGE);
@@ -555,8 +555,11 @@ static int mix_run(int fd, uint8_t *buf, uint32_t *map, uint64_t seed,
 	if (!ret && fdatasync(fd))
 		ret = -errno;
 	secs = now() - t0;
-	printf("MIX-RUN seq=%u run=%u secs=%.3f bytes=%" PRIu64
-	       " ops=%u flushes=%u start=%lld.%03ld ok=%d%s%s\n",
+	printf("MIX-RUN seq=%u run=%u secs=%.3f bytes=%" PRIu64 " ops=%u "
+								"flushes=%u "
+								"start=%lld.%"
+								"03ld "
+								"ok=%d%s%s\n",
 	       seq, run, secs, size, ops, flushes + 1, (long long)wall.tv_sec,
 	       wall.tv_nsec / 1000000, !ret, ret ? " error=" : "",
 	       ret ? strerror(-ret) : "");
@@ -583,8 +586,10 @@ static int mix_verify_all(int fd, uint8_t *buf, const uint32_t *map,
 		for (size_t i = 0; i < n; i += SECTOR) {
 			fill_sector(want, map[(done + i) / PAGE], at + i);
 			if (memcmp(buf + i, want, SECTOR)) {
-				printf("sector at byte %" PRIu64
-				       " differs from the pattern of tag %u\n",
+				printf("sector at byte %" PRIu64 " differs "
+								 "from the "
+								 "pattern of "
+								 "tag %u\n",
 				       at + i, map[(done + i) / PAGE]);
 				return -EIO;
 			}
@@ -789,12 +794,12 @@ int main(int argc, char **argv)
 	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b))
 		return holes(argv[2], a, b);
 	if (!strcmp(argv[1], "mixjob") && argc == 5 &&
-	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) &&
-	    b >= PAGE && b % PAGE == 0)
+	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) && b >= PAGE &&
+	    b % PAGE == 0)
 		return mixjob(argv[2], a, b);
 	if (!strcmp(argv[1], "mixverify") && argc == 6 &&
-	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) &&
-	    b >= PAGE && b % PAGE == 0 && !parse_size(argv[5], &c))
+	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) && b >= PAGE &&
+	    b % PAGE == 0 && !parse_size(argv[5], &c))
 		return mixverify(argv[2], a, b, c);
 	return usage();
 }
