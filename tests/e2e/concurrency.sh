@@ -22,14 +22,16 @@
 # verified afterwards in the guest (MIX-DONE PASS), and dom0 finding in
 # the image what the runs wrote (e2e-check mixverify), and not what one
 # run fewer would have left; the daemon logged no error.
-# Figures (E2E-BENCH conc lines): per arm, repeat and N every guest's time, the aggregate MB/s (bytes of all guests / time from the
-# first start to the last end, by the guests' clocks, which Xen keeps in
-# step) and max/min guest time; then medians over the repeats with their
+# Figures (E2E-BENCH conc lines): per arm, repeat and N every guest's
+# time, the aggregate MB/s (bytes of all guests / time from the first
+# start to the last end, by the guests' clocks, which Xen keeps in step)
+# and max/min guest time; then medians over the repeats with their
 # range, the blkbackd / kernel aggregate ratios and the issue's targets,
 # marked PASS or MISS as information only (TCG figures vary from boot to
 # boot; they do not fail the test).
 
-# Work per guest and run, and the repeats: about 6 minutes under TCG.
+# Work per guest and run, and the repeats: 6 sessions, about 10 minutes
+# under TCG on a busy 2-core host.
 CONC_SIZE=16M
 CONC_REPEATS=3
 CONC_GUESTS=3
