@@ -79,7 +79,12 @@ int blk_request_check_segments(const struct blk_request *req,
 			return BLKIF_RSP_ERROR;
 		sectors += seg[i].last_sect - seg[i].first_sect + 1u;
 	}
-	if (!inside(req->sector, sectors, lim->sectors))
+	/*
+	 * A request without data names no range: Linux blkfront's empty
+	 * flush carries sector (sector_t)-1, and failing it makes blkfront
+	 * turn flushes off for good (fsync then never reaches the image).
+	 */
+	if (sectors && !inside(req->sector, sectors, lim->sectors))
 		return BLKIF_RSP_ERROR;
 	if (blk_request_writes(req) && lim->readonly)
 		return BLKIF_RSP_ERROR;

@@ -98,6 +98,12 @@ static void test_flush_and_barrier(void)
 	CHECK_EQ(check(&r, &disk), BLKIF_RSP_OKAY);
 	CHECK(!blk_request_writes(&r));
 	CHECK(blk_request_syncs(&r));
+	/*
+	 * Linux blkfront's empty flush carries the position of the block
+	 * layer's flush request, which is (sector_t)-1: it names no range.
+	 */
+	r = rw(BLKIF_OP_FLUSH_DISKCACHE, UINT64_MAX, 0);
+	CHECK_EQ(check(&r, &disk), BLKIF_RSP_OKAY);
 	/* A flush with data is a write followed by a flush. */
 	r = rw(BLKIF_OP_FLUSH_DISKCACHE, 8, 2);
 	CHECK(blk_request_writes(&r));

@@ -16,6 +16,7 @@
 # 4. blkbackd stopped, xen-blkback loaded, the same workload over the
 #    default kernel path (loop + xen-blkback), and the throughput and IOPS
 #    of both paths with their ratio.
+# 5. The concurrent-guests comparison of both paths (concurrency.sh).
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 E=/work/e2e
@@ -305,9 +306,25 @@ trimmed_holes() { # GUEST IMAGE-FILE
 
 # ----- blkbackd, as its unit file starts it
 
+# Start the daemon's command line with what systemd would set up from the
+# unit's [Service] section; sets DPID.
+launch_daemon() { # COMMAND LOG
+	(
+		ulimit -l unlimited
+		ulimit -n 65536
+		umask 0077
+		exec setsid sh -c "exec $1" </dev/null >>"$2" 2>&1
+	) &
+	DPID=$!
+}
+
 DPID=
-start_blkbackd() {
-	local unit cmd
+DAEMON_CMD=
+# Install blkbackd from the per-run overlay (once) and read the command
+# line of its installed unit file into DAEMON_CMD.
+install_blkbackd() {
+	local unit
+	[ -z "$DAEMON_CMD" ] || return 0
 	tar -C / --keep-directory-symlink -xf "$E/overlay.tar" || {
 		result FAIL install-overlay
 		return 1
@@ -318,20 +335,17 @@ start_blkbackd() {
 		result FAIL installed-files "unit '$unit', hotplug script"
 		return 1
 	fi
-	cmd=$(sed -n 's/^ExecStart=[-@+!:]*//p' "$unit" | head -n 1)
-	echo "e2e: $unit: ExecStart=$cmd (no systemd in this dom0: started" \
-		"by hand with the unit's LimitMEMLOCK/LimitNOFILE/UMask)"
-	# What systemd would set up from the unit's [Service] section.
-	(
-		ulimit -l unlimited
-		ulimit -n 65536
-		umask 0077
-		exec setsid sh -c "exec $cmd" </dev/null >>"$DAEMON_LOG" 2>&1
-	) &
-	DPID=$!
+	DAEMON_CMD=$(sed -n 's/^ExecStart=[-@+!:]*//p' "$unit" | head -n 1)
+	echo "e2e: $unit: ExecStart=$DAEMON_CMD (no systemd in this dom0:" \
+		"started by hand with the unit's LimitMEMLOCK/LimitNOFILE/UMask)"
+}
+
+start_blkbackd() {
+	install_blkbackd || return 1
+	launch_daemon "$DAEMON_CMD" "$DAEMON_LOG"
 	if wait_until 30 "grep -q 'serving ' '$DAEMON_LOG'" &&
 		kill -0 "$DPID" 2>/dev/null; then
-		result PASS blkbackd-started "pid $DPID: $cmd"
+		result PASS blkbackd-started "pid $DPID: $DAEMON_CMD"
 	else
 		result FAIL blkbackd-started "$(tail -n 5 "$DAEMON_LOG" | tr '\n' ' ')"
 		return 1
@@ -718,7 +732,7 @@ echo "e2e: dom0 $(uname -r), $(xl info | sed -n 's/^xen_version *: //p')"
 lsmod | grep -q '^xen_blkback' &&
 	result FAIL xen-blkback-kept-away "loaded at boot despite the blacklist" ||
 	result PASS xen-blkback-kept-away
-PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd kernel")
+PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd kernel concurrency")
 case " $PARTS " in
 *" blkbackd "*)
 	if start_blkbackd; then
@@ -744,6 +758,12 @@ case " $PARTS " in
 esac
 case " $PARTS " in
 *" blkbackd "*) case " $PARTS " in *" kernel "*) compare_bench ;; esac ;;
+esac
+case " $PARTS " in
+*" concurrency "*)
+	. "$E/concurrency.sh"
+	concurrency_comparison
+	;;
 esac
 echo "----- blkbackd log (last 40 lines)"
 tail -n 40 "$DAEMON_LOG"

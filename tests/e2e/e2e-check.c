@@ -11,6 +11,8 @@
  *   e2e-check writeloop PATH OFFSET LENGTH
  *   e2e-check extents FILE
  *   e2e-check holes  PATH OFFSET LENGTH
+ *   e2e-check mixjob PATH SEED SIZE
+ *   e2e-check mixverify PATH SEED SIZE RUNS
  *
  * Every 512-byte sector of a pattern names its seed and its own byte
  * offset, then carries pseudo-random bytes derived from both, so data that
@@ -18,6 +20,10 @@
  * -d uses O_DIRECT; -b sets the request size (default 64 KiB); -s starts
  * the I/O buffer SHIFT bytes into a page, so that the guest's segments do
  * not begin on a page boundary.  Sizes take K, M and G suffixes.
+ *
+ * mixjob is the guest side of the concurrent-guests comparison
+ * (concurrency.sh): a build-like job run on dom0's command, see there.
+ * mixverify checks in dom0 that an image holds what RUNS runs of it wrote.
  */
 #ifndef _GNU_SOURCE
 /* O_DIRECT, SEEK_DATA; config.h sets it in the automake build. */
@@ -374,6 +380,351 @@ static int holes(const char *path, uint64_t offset, uint64_t length)
 	return 1;
 }
 
+/*
+ * The build-like job of the concurrent-guests comparison (concurrency.sh).
+ *
+ * A run moves SIZE bytes through the region [MIX_REGION, +SIZE) of the
+ * disk, one request at a time (depth 1, O_DIRECT): streaks of 1 to 8
+ * neighbouring requests of 4 to 64 KiB, 70 % of the streaks reads and
+ * 30 % writes, a flush (fdatasync: FLUSH_DISKCACHE) after every 8th write
+ * and at the end of the run, as a compiler reading sources and writing
+ * objects does.  The sequence depends only on SEED and the run's number,
+ * so dom0 can replay it (mixverify) to know what the image must hold.
+ *
+ * Every 4 KiB block of the region carries the pattern of the run that
+ * last wrote it (tag SEED + run; SEED for the initial fill).  Timed reads
+ * check each sector's header (magic, tag, offset); the whole content is
+ * compared after the runs, outside the timing.
+ */
+#define MIX_REGION (1u << 20)
+#define MIX_MAX_BLOCKS 16u
+#define MIX_FLUSH_EVERY 8u
+
+struct mix_op {
+	uint64_t block;
+	unsigned int nblocks;
+	bool write;
+	bool flush;
+};
+
+/* The request sequence of one run; see mix_gen_next(). */
+struct mix_gen {
+	uint64_t state;
+	uint64_t nblocks;
+	uint64_t left;
+	uint64_t cur;
+	unsigned int streak;
+	unsigned int writes;
+	bool write;
+};
+
+static uint64_t mix_rand(struct mix_gen *g)
+{
+	g->state = mix(g->state + 0x9e3779b97f4a7c15ULL);
+	return g->state;
+}
+
+static void mix_gen_init(struct mix_gen *g, uint64_t seed, uint32_t run,
+			 uint64_t size)
+{
+	*g = (struct mix_gen){ .state = mix(seed ^ mix(run)),
+			       .nblocks = size / PAGE,
+			       .left = size / PAGE };
+}
+
+/* The next request of the run; false once the run's bytes are used up. */
+static bool mix_gen_next(struct mix_gen *g, struct mix_op *op)
+{
+	uint64_t n;
+
+	if (!g->left)
+		return false;
+	if (!g->streak) {
+		uint64_t r = mix_rand(g);
+
+		g->write = r % 10 < 3;
+		g->streak = 1 + (unsigned int)(r >> 8) % 8;
+		g->cur = (r >> 16) % g->nblocks;
+	}
+	n = 1 + mix_rand(g) % MIX_MAX_BLOCKS;
+	if (n > g->left)
+		n = g->left;
+	if (g->cur + n > g->nblocks)
+		g->cur = 0;
+	*op = (struct mix_op){ .block = g->cur,
+			       .nblocks = (unsigned int)n,
+			       .write = g->write,
+			       .flush = g->write &&
+					++g->writes % MIX_FLUSH_EVERY == 0 };
+	g->cur += n;
+	g->streak--;
+	g->left -= n;
+	return true;
+}
+
+static uint32_t mix_tag(uint64_t seed, uint32_t run)
+{
+	return (uint32_t)(seed + run);
+}
+
+/* What the region holds after runs 1..@runs: the tag of every block. */
+static void mix_replay(uint32_t *map, uint64_t seed, uint64_t size,
+		       uint32_t runs)
+{
+	struct mix_gen g;
+	struct mix_op op;
+
+	for (uint64_t b = 0; b < size / PAGE; b++)
+		map[b] = mix_tag(seed, 0);
+	for (uint32_t run = 1; run <= runs; run++) {
+		mix_gen_init(&g, seed, run, size);
+		while (mix_gen_next(&g, &op))
+			for (unsigned int i = 0; i < op.nblocks; i++)
+				if (op.write)
+					map[op.block + i] = mix_tag(seed, run);
+	}
+}
+
+/* Headers only: the right pattern, from the right run, at the right place. */
+static int mix_check_headers(const uint8_t *buf, const struct mix_op *op,
+			     const uint32_t *map)
+{
+	for (size_t i = 0; i < (size_t)op->nblocks * PAGE; i += SECTOR) {
+		uint64_t at = MIX_REGION + op->block * PAGE + i;
+		uint32_t hdr[4];
+
+		memcpy(hdr, buf + i, sizeof(hdr));
+		if (hdr[0] != PATTERN_MAGIC ||
+		    hdr[1] != map[op->block + i / PAGE] ||
+		    hdr[2] != (uint32_t)at || hdr[3] != (uint32_t)(at >> 32)) {
+			fprintf(stderr,
+				"sector at byte %" PRIu64 ": magic %08x tag %u"
+				" (expected %u) offset %" PRIu64 "\n",
+				at, hdr[0], hdr[1], map[op->block + i / PAGE],
+				(uint64_t)hdr[2] | (uint64_t)hdr[3] << 32);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static int mix_do(int fd, uint8_t *buf, const struct mix_op *op, uint32_t *map,
+		  uint32_t tag)
+{
+	size_t len = (size_t)op->nblocks * PAGE;
+	off_t at = (off_t)(MIX_REGION + op->block * PAGE);
+	ssize_t n;
+
+	if (!op->write) {
+		n = pread(fd, buf, len, at);
+		if (n != (ssize_t)len)
+			return n < 0 ? -errno : -EIO;
+		return mix_check_headers(buf, op, map);
+	}
+	for (size_t i = 0; i < len; i += SECTOR)
+		fill_sector(buf + i, tag, (uint64_t)at + i);
+	n = pwrite(fd, buf, len, at);
+	if (n != (ssize_t)len)
+		return n < 0 ? -errno : -EIO;
+	for (unsigned int i = 0; i < op->nblocks; i++)
+		map[op->block + i] = tag;
+	if (op->flush && fdatasync(fd))
+		return -errno;
+	return 0;
+}
+
+/* One timed run; prints "MIX-RUN seq=S run=R secs=T bytes=B ... ok=0|1". */
+static int mix_run(int fd, uint8_t *buf, uint32_t *map, uint64_t seed,
+		   uint64_t size, uint32_t seq, uint32_t run)
+{
+	unsigned int ops = 0, flushes = 0;
+	struct timespec wall;
+	struct mix_gen g;
+	struct mix_op op;
+	double t0, secs;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	t0 = now();
+	mix_gen_init(&g, seed, run, size);
+	while (!ret && mix_gen_next(&g, &op)) {
+		ret = mix_do(fd, buf, &op, map, mix_tag(seed, run));
+		ops++;
+		flushes += op.flush;
+	}
+	if (!ret && fdatasync(fd))
+		ret = -errno;
+	secs = now() - t0;
+	printf("MIX-RUN seq=%u run=%u secs=%.3f bytes=%" PRIu64 " ops=%u "
+								"flushes=%u "
+								"start=%lld.%"
+								"03ld "
+								"ok=%d%s%s\n",
+	       seq, run, secs, size, ops, flushes + 1, (long long)wall.tv_sec,
+	       wall.tv_nsec / 1000000, !ret, ret ? " error=" : "",
+	       ret ? strerror(-ret) : "");
+	fflush(stdout);
+	return ret;
+}
+
+/* The whole region against @map, sector by sector. */
+static int mix_verify_all(int fd, uint8_t *buf, const uint32_t *map,
+			  uint64_t size)
+{
+	const size_t chunk = 1u << 20;
+	uint8_t want[SECTOR];
+
+	for (uint64_t done = 0; done < size; done += chunk) {
+		size_t n = size - done < chunk ? size - done : chunk;
+		uint64_t at = MIX_REGION + done;
+
+		if (pread(fd, buf, n, (off_t)at) != (ssize_t)n) {
+			printf("read of %zu bytes at %" PRIu64 " failed\n", n,
+			       at);
+			return -EIO;
+		}
+		for (size_t i = 0; i < n; i += SECTOR) {
+			fill_sector(want, map[(done + i) / PAGE], at + i);
+			if (memcmp(buf + i, want, SECTOR)) {
+				printf("sector at byte %" PRIu64 " differs "
+								 "from the "
+								 "pattern of "
+								 "tag %u\n",
+				       at + i, map[(done + i) / PAGE]);
+				return -EIO;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * dom0's command, in the first 4 KiB of the disk: "E2EMIX SEQ RUNS".
+ * Polled every 50 ms with O_DIRECT reads, so that it comes from the image
+ * and not from the guest's page cache.
+ */
+static int mix_wait_command(int fd, uint8_t *buf, uint32_t want_seq,
+			    uint32_t *runs)
+{
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };
+	unsigned int seq;
+
+	for (;;) {
+		if (pread(fd, buf, PAGE, 0) != PAGE)
+			return -EIO;
+		buf[PAGE - 1] = 0;
+		if (sscanf((const char *)buf, "E2EMIX %u %u", &seq, runs) ==
+			    2 &&
+		    seq == want_seq)
+			return 0;
+		nanosleep(&pause, NULL);
+	}
+}
+
+static int mix_fill(int fd, uint8_t *buf, uint64_t seed, uint64_t size)
+{
+	const size_t chunk = 1u << 20;
+
+	for (uint64_t done = 0; done < size; done += chunk) {
+		size_t n = size - done < chunk ? size - done : chunk;
+
+		for (size_t i = 0; i < n; i += SECTOR)
+			fill_sector(buf + i, mix_tag(seed, 0),
+				    MIX_REGION + done + i);
+		if (pwrite(fd, buf, n, (off_t)(MIX_REGION + done)) !=
+		    (ssize_t)n)
+			return -EIO;
+	}
+	return fdatasync(fd) ? -errno : 0;
+}
+
+/*
+ * The guest disk's cache mode, spaces made dashes: "write-back" while
+ * blkfront sends flushes; it turns them off for good ("write-through")
+ * when the backend fails an empty flush, and fsync then succeeds without
+ * reaching the backend.
+ */
+static void mix_cache_mode(const char *path, char *out, size_t len)
+{
+	const char *dev = strrchr(path, '/');
+	char sys[128];
+	FILE *f;
+
+	snprintf(sys, sizeof(sys), "/sys/block/%s/queue/write_cache",
+		 dev ? dev + 1 : path);
+	snprintf(out, len, "unknown");
+	f = fopen(sys, "r");
+	if (f) {
+		if (fgets(out, (int)len, f))
+			out[strcspn(out, "\n")] = 0;
+		fclose(f);
+	}
+	for (char *c = out; *c; c++)
+		if (*c == ' ')
+			*c = '-';
+}
+
+/*
+ * Guest side: fill the region, say MIX-READY, then for each command of
+ * dom0 (sequence numbers 1, 2, ...) do its runs and verify the region:
+ *   MIX-RUN ...                       one line per run (mix_run)
+ *   MIX-DONE seq=S runs=TOTAL PASS|FAIL cache=MODE (mix_cache_mode)
+ * Runs forever; dom0 destroys the guest.
+ */
+static int mixjob(const char *path, uint64_t seed, uint64_t size)
+{
+	uint32_t *map = calloc(size / PAGE, sizeof(*map));
+	int fd = open(path, O_RDWR | O_DIRECT);
+	uint32_t total = 0, runs;
+	char cache[32];
+	void *buf;
+
+	if (!map || fd < 0 || posix_memalign(&buf, PAGE, 1u << 20) ||
+	    mix_fill(fd, buf, seed, size)) {
+		printf("MIX-FAILED setup of %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	mix_replay(map, seed, size, 0);
+	printf("MIX-READY size=%" PRIu64 "\n", size);
+	fflush(stdout);
+	for (uint32_t seq = 1;; seq++) {
+		int ret = mix_wait_command(fd, buf, seq, &runs);
+
+		for (uint32_t r = 0; !ret && r < runs; r++)
+			ret = mix_run(fd, buf, map, seed, size, seq, ++total);
+		if (!ret)
+			ret = mix_verify_all(fd, buf, map, size);
+		mix_cache_mode(path, cache, sizeof(cache));
+		printf("MIX-DONE seq=%u runs=%u %s cache=%s\n", seq, total,
+		       ret ? "FAIL" : "PASS", cache);
+		fflush(stdout);
+		if (ret)
+			return 1;
+	}
+}
+
+/* dom0 side: the image holds what runs 1..@runs of the job wrote. */
+static int mixverify(const char *path, uint64_t seed, uint64_t size,
+		     uint64_t runs)
+{
+	uint32_t *map = calloc(size / PAGE, sizeof(*map));
+	int fd = open(path, O_RDONLY);
+	void *buf;
+	int ret;
+
+	if (!map || fd < 0 || posix_memalign(&buf, PAGE, 1u << 20)) {
+		fprintf(stderr, "e2e-check: mixverify %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	mix_replay(map, seed, size, (uint32_t)runs);
+	ret = mix_verify_all(fd, buf, map, size);
+	close(fd);
+	free(buf);
+	free(map);
+	return ret ? 1 : 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: e2e-check write|verify PATH OFFSET LENGTH SEED "
@@ -381,7 +732,9 @@ static int usage(void)
 			"       e2e-check bench PATH OFFSET LENGTH SECONDS\n"
 			"       e2e-check writeloop PATH OFFSET LENGTH\n"
 			"       e2e-check extents FILE\n"
-			"       e2e-check holes PATH OFFSET LENGTH\n");
+			"       e2e-check holes PATH OFFSET LENGTH\n"
+			"       e2e-check mixjob PATH SEED SIZE\n"
+			"       e2e-check mixverify PATH SEED SIZE RUNS\n");
 	return 2;
 }
 
@@ -440,5 +793,13 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "holes") && argc == 5 &&
 	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b))
 		return holes(argv[2], a, b);
+	if (!strcmp(argv[1], "mixjob") && argc == 5 &&
+	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) && b >= PAGE &&
+	    b % PAGE == 0)
+		return mixjob(argv[2], a, b);
+	if (!strcmp(argv[1], "mixverify") && argc == 6 &&
+	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) && b >= PAGE &&
+	    b % PAGE == 0 && !parse_size(argv[5], &c))
+		return mixverify(argv[2], a, b, c);
 	return usage();
 }

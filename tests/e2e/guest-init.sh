@@ -6,6 +6,9 @@
 #
 #   e2e_role=full     the disk checks below, then wait to be shut down
 #   e2e_role=writer   write to the disk without end (to be destroyed)
+#   e2e_role=mix      the concurrent-guests comparison's job (`e2e-check
+#                     mixjob`, seed e2e_mix_seed, e2e_mix_size bytes), run
+#                     on dom0's commands (concurrency.sh)
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
 #   e2e_bench=1       (full) measure throughput and IOPS as well
@@ -102,6 +105,11 @@ echo "E2E-STARTED $(cat /sys/block/$DEV/size) sectors"
 
 q=/sys/block/$DEV/queue
 sysfs() { cat "$q/$1" 2>/dev/null || echo 0; }
+
+if [ "$ROLE" = mix ]; then
+	e2e-check mixjob $D "$(arg e2e_mix_seed)" "$(arg e2e_mix_size)"
+	idle_forever
+fi
 
 if [ "$ROLE" = writer ]; then
 	echo "E2E-WRITING"

@@ -8,8 +8,9 @@
 #   E2E_CHECK                 the static guest checker (make builds it)
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
-#   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1200]
-#   BLKBACKD_E2E_PARTS        "blkbackd kernel" (default), or one of them
+#   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1800]
+#   BLKBACKD_E2E_PARTS        "blkbackd kernel concurrency" (default), or
+#                             some of them
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -18,7 +19,7 @@ top_srcdir=$(cd "${top_srcdir:-$here/../..}" && pwd)
 top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
-timeout_s=${BLKBACKD_E2E_TIMEOUT:-1200}
+timeout_s=${BLKBACKD_E2E_TIMEOUT:-1800}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -160,10 +161,11 @@ make_work_disk() {
 	local s=$work/stage
 	mkdir -p "$s/e2e/guest" "$s/results" "$s/img" "$work/ginit/bin"
 	tar -C "$work/overlay" -cf "$s/e2e/overlay.tar" .
-	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" "$s/e2e/"
+	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
+		"$here/concurrency.sh" "$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
-	echo "${BLKBACKD_E2E_PARTS:-blkbackd kernel}" >"$s/e2e/parts"
+	echo "${BLKBACKD_E2E_PARTS:-blkbackd kernel concurrency}" >"$s/e2e/parts"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
