@@ -105,6 +105,9 @@ def request_seeds():
         w("write-read-only",
           header(abi, readonly=True) + rw(abi, WRITE, 0, [seg(5, 0, 7)]))
         w("flush-empty", header(abi) + rw(abi, FLUSH, 0, []))
+        # Linux blkfront's empty flush: the block layer's sector -1.
+        w("flush-empty-sector-minus-1",
+          header(abi) + rw(abi, FLUSH, 2**64 - 1, []))
         w("flush-with-data", header(abi) + rw(abi, FLUSH, 64, full_pages(2)))
         w("barrier-not-offered",
           header(abi, barrier=False) + rw(abi, BARRIER, 0, [seg(5, 0, 7)]))

@@ -194,7 +194,11 @@ static int expected_segments(const struct blk_request *req,
 			return BLKIF_RSP_ERROR;
 		sectors += seg[i].last_sect - seg[i].first_sect + 1u;
 	}
-	if (!within(req->sector, sectors, lim->sectors))
+	/*
+	 * A request without data names no range: Linux blkfront's empty
+	 * flush carries sector (sector_t)-1.
+	 */
+	if (sectors && !within(req->sector, sectors, lim->sectors))
 		return BLKIF_RSP_ERROR;
 	if (lim->readonly && request_writes(req, blk_request_op(req)))
 		return BLKIF_RSP_ERROR;
@@ -213,6 +217,9 @@ static void check_accepted(const struct blk_request *req,
 	uint64_t off, len;
 
 	FUZZ_ASSERT(!(lim->readonly && blk_request_writes(req)));
+	/* An empty flush or barrier moves nothing: its sector is unused. */
+	if (req->operation != BLKIF_OP_DISCARD && !req->nr_segments)
+		return;
 	FUZZ_ASSERT(
 		!__builtin_mul_overflow(req->sector, lim->sector_size, &off));
 	if (req->operation == BLKIF_OP_DISCARD) {
