@@ -121,7 +121,7 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 	[OPT_ID_POLL_US] = {
 		.name = "poll-us", .kind = OPT_NUMBER, .metavar = "N",
 		.help = "busy-poll up to N us before sleeping (0: never)",
-		.min = 0, .max = 1000, .def = 50, FIELD(FIELD_UINT, poll_us),
+		.min = 0, .max = 1000, .def = 0, FIELD(FIELD_UINT, poll_us),
 	},
 	[OPT_ID_STAGE_TIMING] = {
 		.name = "stage-timing", .kind = OPT_FLAG,

@@ -97,7 +97,7 @@ static void test_defaults(void)
 		.max_ring_order = BLK_MAX_RING_ORDER,
 		.max_queues = 0,
 		.persistent = true,
-		.poll_us = 50,
+		.poll_us = 0,
 		.stage_timing = false,
 		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
 		.ring_buffer_mib = BLK_DEFAULT_MAX_BOUNCE_PAGES /
