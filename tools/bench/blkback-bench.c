@@ -319,7 +319,9 @@ static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
 		      const char *why)
 {
 	c->status = st;
-	snprintf(c->note, sizeof(c->note), "%s", why);
+	/* A long reason is cut to fit the note. */
+	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1,
+		 why);
 	fprintf(stderr, "\nblkback-bench: %s %s N=%u %s: %s\n",
 		bench_job_name(c->job), bench_arm_name(c->arm), c->n,
 		st == BENCH_CELL_SKIPPED ? "skipped" : "FAILED", why);
@@ -458,7 +460,9 @@ static void skip_arm(struct bench *b, enum bench_arm arm, const char *why)
 
 		if (c->arm == arm) {
 			c->status = BENCH_CELL_SKIPPED;
-			snprintf(c->note, sizeof(c->note), "%s", why);
+			/* A long reason is cut to fit the note. */
+	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1,
+		 why);
 		}
 	}
 }

@@ -251,7 +251,9 @@ static void measure(const struct xenhost *h, const struct idle_set *set,
 static int fail(struct idle_figures *fig, int ret, const char *why)
 {
 	fig->error = ret;
-	snprintf(fig->note, sizeof(fig->note), "%s", why);
+	/* A long reason is cut to fit the note. */
+	snprintf(fig->note, sizeof(fig->note), "%.*s", (int)sizeof(fig->note) - 1,
+		 why);
 	return ret;
 }
 
