@@ -111,7 +111,8 @@ struct blk_conn {
 	struct blk_io_list parked; /* waiting for pages or a barrier */
 
 	struct blk_bounce bounce;
-	uint64_t bounce_used_ns; /* when a bounce page was last taken */
+	bool bounce_used; /* a bounce page was taken since the last sleep */
+	uint64_t bounce_used_ns; /* the sleep after the last such pass */
 	bool persistent;
 	struct blk_pgrant_cache pgrants;
 

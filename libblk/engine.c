@@ -420,15 +420,25 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 	}
 }
 
+/*
+ * A ring whose guest was not asked for events and has posted requests:
+ * mark it kicked. True when it had.
+ */
+static bool notice_polled(struct blk_conn *c)
+{
+	if (!c->event_off || !blk_ring_has_requests(&c->ring))
+		return false;
+	c->event_off = false;
+	c->kicked = true;
+	return true;
+}
+
 static void serve_one(struct blk_engine *e, struct blk_conn *c)
 {
 	if (c->closing || c->broken)
 		return;
 	/* A polled ring is looked at every pass, busy or not. */
-	if (c->event_off && blk_ring_has_requests(&c->ring)) {
-		c->event_off = false;
-		c->kicked = true;
-	}
+	notice_polled(c);
 	if (c->parked.nr)
 		io_unpark(e, c);
 	if (c->kicked)
@@ -460,15 +470,9 @@ static bool rings_posted(struct blk_engine *e)
 {
 	bool found = false;
 
-	for (struct blk_conn *c = e->conns; c; c = c->next) {
-		if (!c->event_off || c->closing || c->broken)
-			continue;
-		if (blk_ring_has_requests(&c->ring)) {
-			c->event_off = false;
-			c->kicked = true;
+	for (struct blk_conn *c = e->conns; c; c = c->next)
+		if (!c->closing && !c->broken && notice_polled(c))
 			found = true;
-		}
-	}
 	return found;
 }
 
@@ -528,10 +532,16 @@ static bool arm_ring_events(struct blk_engine *e)
 
 static void trim_idle_buffers(struct blk_engine *e, uint64_t now)
 {
-	for (struct blk_conn *c = e->conns; c; c = c->next)
-		if (c->bounce.nr_slabs && blk_bounce_idle(&c->bounce) &&
-		    now - c->bounce_used_ns > BOUNCE_IDLE_NS)
+	for (struct blk_conn *c = e->conns; c; c = c->next) {
+		/* Stamped here, once per sleep, not per request. */
+		if (c->bounce_used) {
+			c->bounce_used = false;
+			c->bounce_used_ns = now;
+		} else if (c->bounce.nr_slabs && blk_bounce_idle(&c->bounce) &&
+			   now - c->bounce_used_ns > BOUNCE_IDLE_NS) {
 			blk_bounce_trim(&c->bounce);
+		}
+	}
 }
 
 /* While a ring waits for the host's budget, retry at this interval. */

@@ -336,7 +336,7 @@ static int take_buffers(struct blk_io *io)
 		c->e->starved = true;
 	if (ret < 0)
 		return ret;
-	c->bounce_used_ns = c->e->pass_ns ? c->e->pass_ns : blk_now_ns();
+	c->bounce_used = true;
 	io->bounced = true;
 	for (unsigned int i = 0; i < io->req.nr_segments; i++)
 		io->iov[i] = (struct iovec){ io->pages[i], seg_bytes(io, i) };
