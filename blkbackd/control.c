@@ -109,12 +109,15 @@ static void add_listing(const struct vbd_info *v, void *arg)
 				       json_object_new_string(v->link.abi));
 		json_object_object_add(o, "ring_order",
 				       json_object_new_int(v->link.ring_order));
-		json_object_object_add(
-			o, "grants",
-			json_object_new_string(v->link.persistent ? "persistent"
-								  : "copy"));
+		json_object_object_add(o, "grants",
+				       json_object_new_string(v->link.persistent
+								      ? "persis"
+									"tent"
+								      : "cop"
+									"y"));
 	}
-	json_object_object_add(o, "sectors", json_object_new_uint64(v->sectors));
+	json_object_object_add(o, "sectors",
+			       json_object_new_uint64(v->sectors));
 	json_object_object_add(o, "sector_size",
 			       json_object_new_int(v->sector_size));
 	json_object_object_add(o, "readonly",
@@ -196,7 +199,8 @@ static json_object *answer(struct daemon *d, const char *req)
 	} else {
 		json_object_put(q.devices);
 		json_object_put(reply);
-		return error_reply("unknown request (list, stats [DOMID/DEVID])");
+		return error_reply("unknown request (list, stats "
+				   "[DOMID/DEVID])");
 	}
 	json_object_object_add(reply, "devices", q.devices);
 	return reply;
@@ -253,8 +257,8 @@ void control_serve_one(struct daemon *d, int listen_fd)
 		return;
 	}
 	reply = answer(d, req);
-	write_all(fd, json_object_to_json_string_ext(
-			      reply, JSON_C_TO_STRING_PLAIN));
+	write_all(fd, json_object_to_json_string_ext(reply,
+						     JSON_C_TO_STRING_PLAIN));
 	write_all(fd, "\n");
 	json_object_put(reply);
 	close(fd);

@@ -355,7 +355,9 @@ int worker_connect(struct worker *w, const struct blk_conn_params *p)
 void worker_disconnect(struct worker *w, uint64_t cookie,
 		       enum blk_disconnect_mode mode)
 {
-	struct cmd c = { .type = CMD_DISCONNECT, .cookie = cookie, .mode = mode };
+	struct cmd c = { .type = CMD_DISCONNECT,
+			 .cookie = cookie,
+			 .mode = mode };
 
 	if (cmd_run(w, &c) == 0)
 		w->nr_rings--;

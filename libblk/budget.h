@@ -31,8 +31,8 @@ static inline bool blk_budget_take(struct blk_budget *b, long n)
 	do {
 		if (left < n)
 			return false;
-	} while (!atomic_compare_exchange_weak(&b->pages_left, &left,
-					       left - n));
+	} while (
+		!atomic_compare_exchange_weak(&b->pages_left, &left, left - n));
 	return true;
 }
 

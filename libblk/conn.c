@@ -94,8 +94,8 @@ int conn_grow_ios(struct blk_conn *c)
 		struct blk_io *io = &chunk->ios[i];
 
 		io->conn = c;
-		if (conn_io_reserve(io, BLKIF_MAX_SEGMENTS_PER_REQUEST,
-				    false) < 0)
+		if (conn_io_reserve(io, BLKIF_MAX_SEGMENTS_PER_REQUEST, false) <
+		    0)
 			return -ENOMEM;
 		io->next = c->free_ios;
 		c->free_ios = io;
@@ -232,7 +232,8 @@ void conn_destroy(struct blk_conn *c)
 {
 	struct blk_engine *e = c->e;
 
-	/* Even after a fall-back to copying: its old mappings are still held. */
+	/* Even after a fall-back to copying: its old mappings are still held.
+	 */
 	blk_pgrant_destroy(&c->pgrants);
 	blk_bounce_destroy(&c->bounce);
 	/* Closed cleanly: nothing is left for a successor to finish. */

@@ -100,7 +100,8 @@ struct blk_conn {
 	int fd;
 	struct blk_limits limits;
 
-	struct blk_io_chunk *chunks; /* the request slots, see conn_grow_ios() */
+	struct blk_io_chunk *chunks; /* the request slots, see conn_grow_ios()
+				      */
 	unsigned int nr_alloc; /* slots allocated so far */
 	struct blk_answer *answers; /* by ring slot, nr_ios of them */
 	struct blk_journal journal;

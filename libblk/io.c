@@ -76,8 +76,7 @@ bool io_publish(struct blk_conn *c)
 
 		if (!a->ready)
 			break;
-		blk_journal_set(&c->journal, n, a->id, a->operation,
-				a->status);
+		blk_journal_set(&c->journal, n, a->id, a->operation, a->status);
 	}
 	if (!n)
 		return false;
@@ -510,7 +509,8 @@ static unsigned int gather_riders(struct blk_io *head)
 	if (!mergeable_op(head))
 		return segments;
 	/* Taken the first time this request leads a merge, and kept. */
-	if (!head->merge_iov && head->next && can_merge(head, head->next, segments))
+	if (!head->merge_iov && head->next &&
+	    can_merge(head, head->next, segments))
 		head->merge_iov =
 			malloc(MERGE_MAX_SEGMENTS * sizeof(*head->merge_iov));
 	if (!head->merge_iov)
@@ -566,7 +566,8 @@ static void start_rw(struct blk_engine *e, struct blk_io *io)
 {
 	unsigned int segments = gather_riders(io);
 	const struct iovec *iov = io->rider ? io->merge_iov : io->iov;
-	unsigned int chunks = (segments + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE;
+	unsigned int chunks =
+		(segments + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE;
 	bool sync = blk_request_syncs(&io->req);
 	bool preflush = sync && segments > 0;
 	uint64_t off = io->req.sector * io->conn->limits.sector_size;
@@ -721,8 +722,7 @@ static int16_t answer_status(const struct blk_io *io)
 	if (!io->error)
 		return BLKIF_RSP_OKAY;
 	/* A filesystem that cannot punch holes: the guest may stop asking. */
-	if (io->error == -EOPNOTSUPP &&
-	    io->req.operation == BLKIF_OP_DISCARD)
+	if (io->error == -EOPNOTSUPP && io->req.operation == BLKIF_OP_DISCARD)
 		return BLKIF_RSP_EOPNOTSUPP;
 	return BLKIF_RSP_ERROR;
 }

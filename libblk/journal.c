@@ -100,8 +100,7 @@ void blk_journal_set(struct blk_journal *j, unsigned int i, uint64_t id,
 		};
 }
 
-void blk_journal_commit(struct blk_journal *j, RING_IDX first,
-			unsigned int n)
+void blk_journal_commit(struct blk_journal *j, RING_IDX first, unsigned int n)
 {
 	if (!j->page)
 		return;
@@ -113,6 +112,5 @@ void blk_journal_commit(struct blk_journal *j, RING_IDX first,
 void blk_journal_done(struct blk_journal *j)
 {
 	if (j->page)
-		atomic_store_explicit(&j->page->count, 0,
-				      memory_order_release);
+		atomic_store_explicit(&j->page->count, 0, memory_order_release);
 }

@@ -61,8 +61,7 @@ unsigned int blk_journal_unfinished(const struct blk_journal *j,
 void blk_journal_set(struct blk_journal *j, unsigned int i, uint64_t id,
 		     uint8_t operation, int16_t status);
 /* Records 0 .. @n-1 are about to be written from ring index @first. */
-void blk_journal_commit(struct blk_journal *j, RING_IDX first,
-			unsigned int n);
+void blk_journal_commit(struct blk_journal *j, RING_IDX first, unsigned int n);
 /* They are published: the record is void. */
 void blk_journal_done(struct blk_journal *j);
 

@@ -556,10 +556,10 @@ static int mix_run(int fd, uint8_t *buf, uint32_t *map, uint64_t seed,
 		ret = -errno;
 	secs = now() - t0;
 	printf("MIX-RUN seq=%u run=%u secs=%.3f bytes=%" PRIu64 " ops=%u "
-								"flushes=%u "
-								"start=%lld.%"
-								"03ld "
-								"ok=%d%s%s\n",
+	       "flushes=%u "
+	       "start=%lld.%"
+	       "03ld "
+	       "ok=%d%s%s\n",
 	       seq, run, secs, size, ops, flushes + 1, (long long)wall.tv_sec,
 	       wall.tv_nsec / 1000000, !ret, ret ? " error=" : "",
 	       ret ? strerror(-ret) : "");
@@ -587,9 +587,9 @@ static int mix_verify_all(int fd, uint8_t *buf, const uint32_t *map,
 			fill_sector(want, map[(done + i) / PAGE], at + i);
 			if (memcmp(buf + i, want, SECTOR)) {
 				printf("sector at byte %" PRIu64 " differs "
-								 "from the "
-								 "pattern of "
-								 "tag %u\n",
+				       "from the "
+				       "pattern of "
+				       "tag %u\n",
 				       at + i, map[(done + i) / PAGE]);
 				return -EIO;
 			}

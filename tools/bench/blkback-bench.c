@@ -461,8 +461,8 @@ static void skip_arm(struct bench *b, enum bench_arm arm, const char *why)
 		if (c->arm == arm) {
 			c->status = BENCH_CELL_SKIPPED;
 			/* A long reason is cut to fit the note. */
-	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1,
-		 why);
+			snprintf(c->note, sizeof(c->note), "%.*s",
+				 (int)sizeof(c->note) - 1, why);
 		}
 	}
 }

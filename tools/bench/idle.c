@@ -252,8 +252,8 @@ static int fail(struct idle_figures *fig, int ret, const char *why)
 {
 	fig->error = ret;
 	/* A long reason is cut to fit the note. */
-	snprintf(fig->note, sizeof(fig->note), "%.*s", (int)sizeof(fig->note) - 1,
-		 why);
+	snprintf(fig->note, sizeof(fig->note), "%.*s",
+		 (int)sizeof(fig->note) - 1, why);
 	return ret;
 }
 

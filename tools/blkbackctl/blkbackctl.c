@@ -26,7 +26,8 @@ static void usage(FILE *out)
 		"  list                 the devices blkbackd serves\n"
 		"  stats [DOMID/DEVID]  their counters and stage times\n"
 		"Options:\n"
-		"  -s, --socket PATH    the daemon's control socket (default %s)\n"
+		"  -s, --socket PATH    the daemon's control socket (default "
+		"%s)\n"
 		"  -j, --json           print the daemon's JSON reply\n"
 		"  -h, --help, -V, --version\n",
 		BLKBACKD_CONTROL_SOCKET);
@@ -122,8 +123,8 @@ static int64_t num(json_object *o, const char *key)
 static void print_list(json_object *devices)
 {
 	printf("%-6s %-6s %-10s %-7s %-5s %-10s %-7s %-12s %s\n", "DOMID",
-	       "DEVID", "STATE", "QUEUES", "ORDER", "GRANTS", "ABI",
-	       "SECTORS", "IMAGE");
+	       "DEVID", "STATE", "QUEUES", "ORDER", "GRANTS", "ABI", "SECTORS",
+	       "IMAGE");
 	for (size_t i = 0; i < json_object_array_length(devices); i++) {
 		json_object *d = json_object_array_get_idx(devices, i);
 
@@ -141,8 +142,8 @@ static void print_op(json_object *d, const char *op)
 
 	if (!json_object_object_get_ex(d, op, &o))
 		return;
-	printf("  %-8s %12" PRId64 " requests %14" PRId64
-	       " sectors %8" PRId64 " errors\n",
+	printf("  %-8s %12" PRId64 " requests %14" PRId64 " sectors %8" PRId64
+	       " errors\n",
 	       op, num(o, "requests"), num(o, "sectors"), num(o, "errors"));
 }
 
@@ -219,8 +220,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc || (strcmp(argv[optind], "list") &&
-			       strcmp(argv[optind], "stats")) ||
+	if (optind >= argc ||
+	    (strcmp(argv[optind], "list") && strcmp(argv[optind], "stats")) ||
 	    argc - optind > 2 ||
 	    (argc - optind == 2 && strcmp(argv[optind], "stats"))) {
 		usage(stderr);
@@ -239,7 +240,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (json_object_object_get_ex(reply, "error", &err)) {
-		fprintf(stderr, "blkbackctl: %s\n", json_object_get_string(err));
+		fprintf(stderr, "blkbackctl: %s\n",
+			json_object_get_string(err));
 		c = 1;
 	} else if (json) {
 		fputs(text, stdout);
