@@ -81,9 +81,7 @@ struct blk_io {
 
 /* An answer waiting for the ones before it (see io_respond()). */
 struct blk_answer {
-	uint64_t id;
-	int16_t status;
-	uint8_t operation;
+	struct blk_journal_rec rsp; /* what goes on the ring */
 	bool ready;
 };
 

@@ -76,7 +76,7 @@ bool io_publish(struct blk_conn *c)
 
 		if (!a->ready)
 			break;
-		blk_journal_set(&c->journal, n, a->id, a->operation, a->status);
+		blk_journal_set(&c->journal, n, &a->rsp);
 	}
 	if (!n)
 		return false;
@@ -85,7 +85,8 @@ bool io_publish(struct blk_conn *c)
 		struct blk_answer *a = &c->answers[(first + i) % c->nr_ios];
 
 		a->ready = false;
-		blk_ring_put_response(&c->ring, a->id, a->operation, a->status);
+		blk_ring_put_response(&c->ring, a->rsp.id, a->rsp.operation,
+				      a->rsp.status);
 	}
 	notify = blk_ring_push_responses(&c->ring);
 	blk_journal_done(&c->journal);
@@ -161,9 +162,10 @@ void io_respond(struct blk_io *io, int16_t status)
 	account_answer(c, io, status);
 	io_set_stage(io, BLK_IO_FREE);
 	/* An indirect request is answered with its inner operation. */
-	*a = (struct blk_answer){ .id = io->req.id,
-				  .operation = blk_request_op(&io->req),
-				  .status = status,
+	*a = (struct blk_answer){ .rsp = { .id = io->req.id,
+					   .operation =
+						   blk_request_op(&io->req),
+					   .status = status },
 				  .ready = true };
 	io->next = c->free_ios;
 	c->free_ios = io;

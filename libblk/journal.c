@@ -91,13 +91,11 @@ unsigned int blk_journal_unfinished(const struct blk_journal *j,
 	return n;
 }
 
-void blk_journal_set(struct blk_journal *j, unsigned int i, uint64_t id,
-		     uint8_t operation, int16_t status)
+void blk_journal_set(struct blk_journal *j, unsigned int i,
+		     const struct blk_journal_rec *rec)
 {
 	if (j->page && i < j->cap)
-		j->page->recs[i] = (struct blk_journal_rec){
-			.id = id, .status = status, .operation = operation
-		};
+		j->page->recs[i] = *rec;
 }
 
 void blk_journal_commit(struct blk_journal *j, RING_IDX first, unsigned int n)

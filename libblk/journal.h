@@ -24,6 +24,7 @@
 
 #include "libblk/blkif_abi.h"
 
+/* One answer: also what the engine keeps while it waits to publish. */
 struct blk_journal_rec {
 	uint64_t id;
 	int16_t status;
@@ -58,8 +59,8 @@ unsigned int blk_journal_unfinished(const struct blk_journal *j,
 				    const struct blk_journal_rec **recs);
 
 /* Fill record @i of the next push (up to the ring's size). */
-void blk_journal_set(struct blk_journal *j, unsigned int i, uint64_t id,
-		     uint8_t operation, int16_t status);
+void blk_journal_set(struct blk_journal *j, unsigned int i,
+		     const struct blk_journal_rec *rec);
 /* Records 0 .. @n-1 are about to be written from ring index @first. */
 void blk_journal_commit(struct blk_journal *j, RING_IDX first, unsigned int n);
 /* They are published: the record is void. */
