@@ -7,16 +7,16 @@
 #include "tools/bench/cleanup.h"
 
 #include <errno.h>
-#include <linux/loop.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tools/bench/loopdev.h"
 
 #define MAX_PIDS 1024
 #define MAX_LOOPS 1024
@@ -214,8 +214,7 @@ static void detach_loops(void)
 	for (int i = 0; i < MAX_LOOPS; i++) {
 		if (!list.loops[i])
 			continue;
-		ioctl(list.loops[i] - 1, LOOP_CLR_FD, 0);
-		close(list.loops[i] - 1);
+		loopdev_release_fd(list.loops[i] - 1);
 		list.loops[i] = 0;
 	}
 }

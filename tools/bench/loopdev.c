@@ -7,11 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/bench/cleanup.h"
 
 #define ATTACH_TRIES 20 /* others may grab the free device first */
+#define RELEASE_WAIT_MS 10000
+#define RELEASE_POLL_MS 20
 
 static int configure(int dev_fd, int file_fd, bool direct_io)
 {
@@ -94,12 +99,58 @@ int loopdev_attach(const char *image, bool direct_io, struct loopdev *out,
 	return ret;
 }
 
+/* Append decimal @v at @p; no snprintf, which is not signal-safe. */
+static char *put_uint(char *p, unsigned int v)
+{
+	char digits[12];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < (int)sizeof(digits));
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* /sys/dev/block/MAJ:MIN/loop exists while the device has a backing file. */
+static void bound_marker(dev_t dev, char *buf)
+{
+	static const char head[] = "/sys/dev/block/";
+	char *p = buf;
+
+	memcpy(p, head, sizeof(head) - 1);
+	p = put_uint(p + sizeof(head) - 1, major(dev));
+	*p++ = ':';
+	p = put_uint(p, minor(dev));
+	memcpy(p, "/loop", sizeof("/loop"));
+}
+
+void loopdev_release_fd(int fd)
+{
+	struct timespec poll = { 0, RELEASE_POLL_MS * 1000000L };
+	char marker[64];
+	struct stat st;
+	bool known = fstat(fd, &st) == 0 && S_ISBLK(st.st_mode);
+
+	if (known)
+		bound_marker(st.st_rdev, marker);
+	ioctl(fd, LOOP_CLR_FD, 0);
+	close(fd);
+	if (!known)
+		return;
+	for (int waited = 0; waited < RELEASE_WAIT_MS; waited += RELEASE_POLL_MS) {
+		if (access(marker, F_OK) < 0)
+			return;
+		nanosleep(&poll, NULL);
+	}
+}
+
 void loopdev_detach(struct loopdev *ld)
 {
 	if (ld->fd < 0)
 		return;
 	cleanup_forget_loop(ld->fd);
-	ioctl(ld->fd, LOOP_CLR_FD, 0);
-	close(ld->fd);
+	loopdev_release_fd(ld->fd);
 	ld->fd = -1;
 }

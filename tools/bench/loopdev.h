@@ -22,4 +22,13 @@ int loopdev_attach(const char *image, bool direct_io, struct loopdev *out,
 		   char *why, size_t why_len);
 void loopdev_detach(struct loopdev *ld);
 
+/*
+ * Detach the device held by @fd, close @fd, and wait (at most a few
+ * seconds) until the kernel has really let it go. The wait matters: a
+ * killed guest's io_uring drops its reference to the device from a kernel
+ * worker some time after the process is reaped, and autoclear only acts on
+ * the last close. Async-signal-safe: the interrupt handler calls it.
+ */
+void loopdev_release_fd(int fd);
+
 #endif /* BENCH_LOOPDEV_H */
