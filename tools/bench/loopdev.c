@@ -139,7 +139,8 @@ void loopdev_release_fd(int fd)
 	close(fd);
 	if (!known)
 		return;
-	for (int waited = 0; waited < RELEASE_WAIT_MS; waited += RELEASE_POLL_MS) {
+	for (int waited = 0; waited < RELEASE_WAIT_MS;
+	     waited += RELEASE_POLL_MS) {
 		if (access(marker, F_OK) < 0)
 			return;
 		nanosleep(&poll, NULL);
