@@ -51,6 +51,13 @@ struct blk_engine_ops {
 	 * unmapped and the event channel unbound. The connection is gone.
 	 */
 	void (*conn_closed)(void *arg, void *owner);
+	/*
+	 * The host failed an I/O the guest asked for (@err: -EIO, -ENOSPC, a
+	 * failed sync...): the guest gets an error answer; this is for the
+	 * operator's log and counters. @op is the blkif operation. Called once
+	 * per host I/O (a merged I/O stands for several requests). Optional.
+	 */
+	void (*host_error)(void *arg, void *owner, uint8_t op, int err);
 };
 
 int blk_engine_create(struct blk_engine **out, const struct blk_engine_ops *ops,

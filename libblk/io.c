@@ -674,6 +674,20 @@ static void finish_io(struct blk_engine *e, struct blk_io *io)
 	io_list_add(&e->done, io);
 }
 
+/* The host refused I/O on mapped grant pages (see retry_bounced()). */
+static bool refused_mapped(const struct blk_io *io)
+{
+	return io->error == -EFAULT && !io->bounced;
+}
+
+/* Tell the owner about a failure that is the host's, not the guest's. */
+static void report_host_error(struct blk_engine *e, const struct blk_io *io)
+{
+	if (e->ops->host_error && !refused_mapped(io))
+		e->ops->host_error(e->arg, io->conn->owner,
+				   blk_request_op(&io->req), io->error);
+}
+
 void io_complete(struct blk_engine *e, struct blk_io *io, int res)
 {
 	if (res < 0 && !io->error)
@@ -684,6 +698,8 @@ void io_complete(struct blk_engine *e, struct blk_io *io, int res)
 		return;
 	if (io->moved != io->expect && !io->error)
 		io->error = -EIO;
+	if (io->error)
+		report_host_error(e, io);
 	/* A merged I/O stands or falls as a whole. */
 	for (struct blk_io *r = io; r; r = r->rider) {
 		r->error = io->error;
@@ -710,12 +726,6 @@ static void retry_bounced(struct blk_io *io)
 	}
 	io_set_stage(io, BLK_IO_TAKEN);
 	io_list_add(&c->parked, io);
-}
-
-/* The host refused I/O on mapped grant pages (see retry_bounced()). */
-static bool refused_mapped(const struct blk_io *io)
-{
-	return io->error == -EFAULT && !io->bounced;
 }
 
 /* The answer for a finished request. */
