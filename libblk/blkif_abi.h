@@ -42,6 +42,10 @@
 #define BLKIF_MAX_INDIRECT_SEGMENTS \
 	(BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST * BLKIF_SEGS_PER_INDIRECT_PAGE)
 
+/* The largest ring we accept: 2^4 pages (blkif.h's max-ring-page-order). */
+#define BLK_MAX_RING_ORDER 4
+#define BLK_MAX_RING_PAGES (1u << BLK_MAX_RING_ORDER)
+
 enum blkif_abi {
 	BLKIF_ABI_X86_32,
 	BLKIF_ABI_X86_64,

@@ -22,10 +22,6 @@
 struct blk_engine;
 struct blk_conn;
 
-/* The largest ring: 2^4 pages (blkif.h's max-ring-page-order). */
-#define BLK_MAX_RING_ORDER 4
-#define BLK_MAX_RING_PAGES (1u << BLK_MAX_RING_ORDER)
-
 struct blk_conn_params {
 	uint32_t domid; /* the frontend's domain */
 	uint32_t ring_refs[BLK_MAX_RING_PAGES]; /* the shared ring's pages */

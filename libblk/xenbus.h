@@ -60,11 +60,10 @@ int blk_xenbus_init_wait(struct xs_handle *xs, const char *be,
 
 /* The most queues a frontend may ask for. */
 #define BLK_MAX_QUEUES 64
-#define BLK_MAX_RING_REFS 16
 
 /* What the frontend wrote for one queue. */
 struct blk_frontend_queue {
-	uint32_t ring_refs[BLK_MAX_RING_REFS];
+	uint32_t ring_refs[BLK_MAX_RING_PAGES];
 	uint32_t event_channel;
 };
 
