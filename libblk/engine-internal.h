@@ -154,13 +154,18 @@ struct blk_engine {
 	unsigned int nr_conns;
 	struct blk_conn *serve_from; /* where the next pass starts */
 	unsigned int io_in_flight; /* requests with SQEs in the kernel */
-	bool budget_spent; /* a ring stopped on its budget last pass */
+	/*
+	 * Serve again without sleeping: a ring stopped on its pass budget, or
+	 * checked requests wait for room in the submission queue.
+	 */
+	bool come_back;
 
 	/* Per-pass scratch, reused. */
 	struct blk_copy_batch copies;
 	struct blk_io_list done; /* finished: copy out, then answer */
 	struct blk_io_list ready; /* consumed, in ring order */
 	struct blk_io_list starting; /* buffers held: submit after copy-in */
+	struct blk_io_list unsubmitted; /* checked; the SQ had no room */
 };
 
 static inline void io_list_add(struct blk_io_list *l, struct blk_io *io)

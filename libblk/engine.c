@@ -142,19 +142,21 @@ int blk_engine_watch_fd(struct blk_engine *e, int fd, uint64_t tag)
 	return 0;
 }
 
-static int arm_evtchn(struct blk_engine *e)
+static void arm_evtchn(struct blk_engine *e)
 {
 	struct io_uring_sqe *sqe;
 
 	if (e->evtchn_armed)
-		return 0;
+		return;
 	sqe = engine_get_sqe(e);
-	if (!sqe)
-		return -EBUSY;
+	if (!sqe) {
+		/* The kernel takes no SQEs for now: retry after reaping. */
+		e->come_back = true;
+		return;
+	}
 	io_uring_prep_poll_add(sqe, e->evtchn_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, TAG_EVTCHN);
 	e->evtchn_armed = true;
-	return 0;
 }
 
 /* ---- connections ---- */
@@ -395,7 +397,7 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 		if (taken >= PASS_BUDGET_REQUESTS ||
 		    segments >= PASS_BUDGET_SEGMENTS) {
 			/* No completion need wake us for these. */
-			e->budget_spent = true;
+			e->come_back = true;
 			return;
 		}
 		ret = blk_ring_next_request(&c->ring, &io->req);
@@ -581,13 +583,12 @@ static int sleep_for_work(struct blk_engine *e)
 
 int blk_engine_run(struct blk_engine *e)
 {
-	int ret = arm_evtchn(e);
+	int ret;
 
-	if (ret < 0)
-		return ret;
-	if (e->budget_spent) {
-		/* Rings left requests behind: serve them without waiting. */
-		e->budget_spent = false;
+	arm_evtchn(e);
+	if (e->come_back) {
+		/* Requests were left behind: serve them without waiting. */
+		e->come_back = false;
 		io_uring_submit_and_get_events(&e->uring);
 	} else if (!poll_for_work(e)) {
 		ret = sleep_for_work(e);

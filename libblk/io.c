@@ -578,8 +578,6 @@ static void start_rw(struct blk_engine *e, struct blk_io *io)
 	io->cqes_left = (uint8_t)(preflush + chunks + sync);
 	io->expect = 0;
 	io->moved = 0;
-	if (io_uring_sq_space_left(&e->uring) < io->cqes_left)
-		io_uring_submit(&e->uring);
 	if (preflush)
 		prep_sync(io, io_uring_get_sqe(&e->uring), true);
 	for (unsigned int c = 0; c < chunks; c++) {
@@ -606,7 +604,7 @@ static void start_rw(struct blk_engine *e, struct blk_io *io)
 static void start_discard(struct blk_engine *e, struct blk_io *io)
 {
 	uint32_t ss = io->conn->limits.sector_size;
-	struct io_uring_sqe *sqe = engine_get_sqe(e);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->uring);
 
 	io->cqes_left = 1;
 	io->expect = io->moved = 0;
@@ -615,6 +613,55 @@ static void start_discard(struct blk_engine *e, struct blk_io *io)
 				(off_t)(io->req.sector * ss),
 				(off_t)(io->req.nr_sectors * ss));
 	io_uring_sqe_set_data(sqe, io);
+}
+
+/*
+ * The most SQEs one request's I/O takes: a pre-flush, its data in chunks
+ * (a merged I/O has at most MERGE_MAX_SEGMENTS, fewer than one chunk), and
+ * the closing sync.
+ */
+#define MAX_SQES_PER_IO \
+	(2 + (BLKIF_MAX_INDIRECT_SEGMENTS + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE)
+
+/*
+ * Room for one more request's SQEs, submitting what is queued if need be.
+ * False when the kernel took none of it (no memory for requests, or a
+ * completion queue in overflow): the caller retries in the next pass,
+ * after completions have been reaped.
+ */
+static bool reserve_sqes(struct blk_engine *e)
+{
+	if (io_uring_sq_space_left(&e->uring) >= MAX_SQES_PER_IO)
+		return true;
+	io_uring_submit(&e->uring);
+	return io_uring_sq_space_left(&e->uring) >= MAX_SQES_PER_IO;
+}
+
+/*
+ * Queue the I/O of the checked requests in @list, in order. What does not
+ * fit waits in e->unsubmitted, and the next pass comes without sleeping.
+ */
+static void start_list(struct blk_engine *e, struct blk_io *list)
+{
+	struct blk_io *io;
+
+	/* start_rw() takes the riders it merges off the list. */
+	for (io = list; io; io = io->next) {
+		if (!reserve_sqes(e))
+			break;
+		if (io->req.operation == BLKIF_OP_DISCARD)
+			start_discard(e, io);
+		else
+			start_rw(e, io);
+	}
+	while (io) {
+		struct blk_io *next = io->next;
+
+		io_list_add(&e->unsubmitted, io);
+		io = next;
+	}
+	if (e->unsubmitted.head)
+		e->come_back = true;
 }
 
 /* The end of BLK_STAGE_PREPARE: @io's I/O is about to be queued. */
@@ -637,6 +684,9 @@ void io_start_all(struct blk_engine *e)
 	uint64_t now = e->timing && list ? blk_now_ns() : 0;
 	struct blk_io_list ok = { 0 };
 
+	/* Those checked in an earlier pass go first: ring order. */
+	start_list(e, io_list_take_all(&e->unsubmitted));
+
 	for (io = list; io; io = next) {
 		next = io->next;
 		if (io->error ||
@@ -650,13 +700,7 @@ void io_start_all(struct blk_engine *e)
 		account_prepared(e, io, now);
 		io_list_add(&ok, io);
 	}
-	/* start_rw() takes the riders it merges off the list. */
-	for (io = ok.head; io; io = io->next) {
-		if (io->req.operation == BLKIF_OP_DISCARD)
-			start_discard(e, io);
-		else
-			start_rw(e, io);
-	}
+	start_list(e, ok.head);
 }
 
 /* ---- completion ---- */
