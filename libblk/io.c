@@ -620,8 +620,9 @@ static void start_discard(struct blk_engine *e, struct blk_io *io)
  * (a merged I/O has at most MERGE_MAX_SEGMENTS, fewer than one chunk), and
  * the closing sync.
  */
-#define MAX_SQES_PER_IO \
-	(2 + (BLKIF_MAX_INDIRECT_SEGMENTS + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE)
+#define MAX_SQES_PER_IO                                            \
+	(2 + (BLKIF_MAX_INDIRECT_SEGMENTS + MAX_IOV_PER_SQE - 1) / \
+		     MAX_IOV_PER_SQE)
 
 /*
  * Room for one more request's SQEs, submitting what is queued if need be.
