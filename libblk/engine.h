@@ -4,7 +4,9 @@
  * event-channel handle serving any number of connected rings.
  *
  * An engine belongs to one thread, which creates it and runs it; nothing
- * in it is locked. Each pass of blk_engine_run() consumes every request
+ * in it is locked. Every function here is called on that thread, and the
+ * callbacks in blk_engine_ops run on it too: from blk_engine_run(), and
+ * conn_closed() also from blk_engine_disconnect(). Each pass of blk_engine_run() consumes every request
  * available on the notified rings, grant-copies the data of all of them in
  * one call, submits all their I/O in one io_uring submit, and pushes each
  * ring's responses once.
@@ -28,10 +30,10 @@ struct blk_conn_params {
 	unsigned int ring_order;
 	uint32_t remote_port; /* the frontend's event channel */
 	enum blkif_abi abi;
-	int image_fd;
+	int image_fd; /* borrowed: the caller closes it after conn_closed() */
 	struct blk_limits limits;
 	bool persistent; /* both ends offered feature-persistent */
-	void *owner; /* handed back to the callbacks */
+	void *owner; /* handed back to the callbacks; never dereferenced */
 };
 
 struct blk_engine_ops {
