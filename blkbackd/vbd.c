@@ -41,6 +41,8 @@ struct vbd {
 	uint32_t sector_size; /* as published at Connected */
 	/* The worker serving each queue's ring; nr_queues is 0 when idle. */
 	struct worker *queue[BLK_MAX_QUEUES];
+	/* Where each queue's I/O goes; ours, lent to its worker. */
+	struct blk_backend *backend[BLK_MAX_QUEUES];
 	unsigned int nr_queues;
 	struct blk_frontend_summary link; /* as negotiated at Connected */
 	char image_path[VBD_PATH_MAX];
@@ -118,8 +120,11 @@ static void vbd_disconnect_as(struct vbd *v, enum blk_disconnect_mode mode)
 	if (!v->nr_queues)
 		return;
 	vbd_stats(v, &sum);
-	for (unsigned int q = 0; q < v->nr_queues; q++)
+	for (unsigned int q = 0; q < v->nr_queues; q++) {
 		worker_disconnect(v->queue[q], queue_cookie(v, q), mode);
+		blk_backend_destroy(v->backend[q]);
+		v->backend[q] = NULL;
+	}
 	v->nr_queues = 0;
 	log_info("%s: disconnected", v->name);
 	stats_log(v->name, &sum);
@@ -595,13 +600,18 @@ static uint64_t vbd_capacity(const struct vbd *v)
 	return v->image.sectors * BLKIF_SECTOR_SIZE / v->sector_size;
 }
 
+/* A backend for one more queue of @v's image. */
+static int vbd_new_backend(struct vbd *v, struct blk_backend **out)
+{
+	return blk_backend_file_new(v->image.fd, out);
+}
+
 static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 {
 	struct blk_conn_params p = {
 		.domid = v->fe_domid,
 		.ring_order = fe->ring_order,
 		.abi = fe->abi,
-		.image_fd = v->image.fd,
 		.limits = {
 			.sectors = vbd_capacity(v),
 			.sector_size = v->sector_size,
@@ -622,8 +632,15 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 		memcpy(p.ring_refs, fq->ring_refs, sizeof(p.ring_refs));
 		p.remote_port = fq->event_channel;
 		p.owner = (void *)(uintptr_t)queue_cookie(v, q);
+		ret = vbd_new_backend(v, &p.backend);
+		if (ret < 0) {
+			vbd_fail(v, "queue %u: cannot reach the image: %s", q,
+				 strerror(-ret));
+			return ret;
+		}
 		ret = worker_connect(w, &p);
 		if (ret < 0) {
+			blk_backend_destroy(p.backend);
 			vbd_fail(v,
 				 "queue %u: cannot map ring-ref %" PRIu32
 				 " (%u pages) or bind event-channel %" PRIu32
@@ -633,6 +650,7 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 			return ret;
 		}
 		v->queue[q] = w;
+		v->backend[q] = p.backend;
 		v->nr_queues = q + 1;
 		log_debug("%s: queue %u on worker %u", v->name, q,
 			  worker_index(w));

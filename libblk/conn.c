@@ -196,7 +196,8 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 	c->e = e;
 	c->owner = p->owner;
 	c->domid = p->domid;
-	c->fd = p->image_fd;
+	c->backend = p->backend;
+	c->backend->e = e;
 	c->limits = p->limits;
 	c->persistent = p->persistent;
 	c->pgrants.free_head = -1;

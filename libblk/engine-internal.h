@@ -12,6 +12,7 @@
 #include <xenevtchn.h>
 #include <xengnttab.h>
 
+#include "libblk/backend.h"
 #include "libblk/bounce.h"
 #include "libblk/engine.h"
 #include "libblk/grant_copy.h"
@@ -95,7 +96,8 @@ struct blk_conn {
 	unsigned int nr_ring_pages;
 	uint32_t domid;
 	evtchn_port_t port;
-	int fd;
+	struct blk_backend *backend; /* borrowed; see libblk/backend.h */
+	bool backend_detached; /* closing: told to stop watching */
 	struct blk_limits limits;
 
 	struct blk_io_chunk *chunks; /* the request slots, see conn_grow_ios()

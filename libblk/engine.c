@@ -30,6 +30,10 @@
 #define TAG_IO 0ull
 #define TAG_EVTCHN 1ull
 #define TAG_FD 2ull
+/* A backend's watch: its pointer (16-byte aligned) | which << 2 | tag. */
+#define TAG_BACKEND 3ull
+#define BACKEND_PTR_MASK (~15ull)
+#define WATCH_CANCEL 3u /* which of a cancel's own completion */
 
 /* ---- setup ---- */
 
@@ -195,6 +199,26 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 	e->ops->conn_closed(e->arg, owner);
 }
 
+/*
+ * A closing connection goes once its requests are answered and its
+ * backend watches nothing more; the backend is told to stop watching the
+ * first time its requests are all answered.
+ */
+static void try_finish_close(struct blk_engine *e, struct blk_conn *c)
+{
+	struct blk_backend *b = c->backend;
+
+	if (!c->closing || c->in_flight)
+		return;
+	if (!c->backend_detached) {
+		c->backend_detached = true;
+		if (b->ops->detach)
+			b->ops->detach(b);
+	}
+	if (!b->armed)
+		finish_close(e, c);
+}
+
 /* Parked requests never started: answer them or leave them. */
 static void set_aside_parked(struct blk_conn *c)
 {
@@ -218,8 +242,7 @@ void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 	if (c->must_push && io_publish(c))
 		xenevtchn_notify(e->xce, c->port);
 	c->must_push = false;
-	if (c->in_flight == 0)
-		finish_close(e, c);
+	try_finish_close(e, c);
 }
 
 void blk_engine_resize(struct blk_engine *e, struct blk_conn *c,
@@ -292,9 +315,63 @@ static void push_responses(struct blk_engine *e)
 				xenevtchn_notify(e->xce, c->port);
 			account_published(e, c);
 		}
-		if (c->closing && c->in_flight == 0)
-			finish_close(e, c);
+		try_finish_close(e, c);
 	}
+}
+
+/* ---- backends ---- */
+
+static uint64_t watch_data(const struct blk_backend *b, unsigned int which)
+{
+	return (uint64_t)(uintptr_t)b | (uint64_t)which << 2 | TAG_BACKEND;
+}
+
+int blk_backend_watch(struct blk_backend *b, int fd, unsigned int events,
+		      unsigned int which)
+{
+	struct io_uring_sqe *sqe;
+
+	if (which >= BLK_BACKEND_MAX_WATCH ||
+	    ((uintptr_t)b & ~BACKEND_PTR_MASK))
+		return -EINVAL;
+	sqe = engine_get_sqe(b->e);
+	if (!sqe)
+		return -EBUSY;
+	if (fd < 0)
+		io_uring_prep_nop(sqe);
+	else
+		io_uring_prep_poll_add(sqe, fd, events);
+	io_uring_sqe_set_data64(sqe, watch_data(b, which));
+	b->armed++;
+	return 0;
+}
+
+int blk_backend_unwatch(struct blk_backend *b, unsigned int which)
+{
+	struct io_uring_sqe *sqe = engine_get_sqe(b->e);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_remove(sqe, watch_data(b, which));
+	io_uring_sqe_set_data64(sqe, watch_data(b, WATCH_CANCEL));
+	return 0;
+}
+
+void blk_backend_complete(struct blk_engine *e, void *cookie, int res)
+{
+	io_complete(e, cookie, res);
+}
+
+static void backend_event(uint64_t data, int res)
+{
+	struct blk_backend *b = (void *)(uintptr_t)(data & BACKEND_PTR_MASK);
+	unsigned int which = (unsigned int)(data >> 2) & 3u;
+
+	if (which == WATCH_CANCEL)
+		return;
+	b->armed--;
+	if (b->ops->event)
+		b->ops->event(b, which, res);
 }
 
 /* ---- events ---- */
@@ -346,6 +423,9 @@ static void reap_cqes(struct blk_engine *e)
 			break;
 		case TAG_FD:
 			e->ops->fd_ready(e->arg, data >> 2);
+			break;
+		case TAG_BACKEND:
+			backend_event(data, cqe->res);
 			break;
 		}
 	}
@@ -603,5 +683,8 @@ int blk_engine_run(struct blk_engine *e)
 	serve_rings(e);
 	/* Answers to requests refused on sight. */
 	push_responses(e);
+	/* I/O that failed as it was submitted waits to be answered. */
+	if (e->done.head)
+		e->come_back = true;
 	return 0;
 }

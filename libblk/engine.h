@@ -6,16 +6,20 @@
  * An engine belongs to one thread, which creates it and runs it; nothing
  * in it is locked. Every function here is called on that thread, and the
  * callbacks in blk_engine_ops run on it too: from blk_engine_run(), and
- * conn_closed() also from blk_engine_disconnect(). Each pass of blk_engine_run() consumes every request
- * available on the notified rings, grant-copies the data of all of them in
- * one call, submits all their I/O in one io_uring submit, and pushes each
- * ring's responses once.
+ * conn_closed() also from blk_engine_disconnect().
+ *
+ * Each pass of blk_engine_run() consumes every request available on the
+ * notified rings, grant-copies the data of all of them in one call, hands
+ * their I/O to each connection's backend (libblk/backend.h; the file
+ * backend's SQEs all go in one io_uring submit), and pushes each ring's
+ * responses once.
  */
 #ifndef LIBBLK_ENGINE_H
 #define LIBBLK_ENGINE_H
 
 #include <stdint.h>
 
+#include "libblk/backend.h"
 #include "libblk/blkif_abi.h"
 #include "libblk/budget.h"
 #include "libblk/request.h"
@@ -30,7 +34,8 @@ struct blk_conn_params {
 	unsigned int ring_order;
 	uint32_t remote_port; /* the frontend's event channel */
 	enum blkif_abi abi;
-	int image_fd; /* borrowed: the caller closes it after conn_closed() */
+	/* Where the I/O goes; borrowed until conn_closed(). */
+	struct blk_backend *backend;
 	struct blk_limits limits;
 	bool persistent; /* both ends offered feature-persistent */
 	void *owner; /* handed back to the callbacks; never dereferenced */

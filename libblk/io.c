@@ -14,9 +14,6 @@
 
 #include "libblk/engine-internal.h"
 
-/* preadv/pwritev accept at most this many iovecs in one call. */
-#define MAX_IOV_PER_SQE 1024u
-
 /* ---- answering ---- */
 
 /* Give back the buffers of a started request. */
@@ -538,104 +535,78 @@ static unsigned int gather_riders(struct blk_io *head)
 	return segments;
 }
 
-static void prep_data_chunk(const struct blk_io *io, struct io_uring_sqe *sqe,
-			    const struct iovec *iov, unsigned int n,
-			    uint64_t off)
+/* Undo gather_riders(): the riders go back on the list after @head. */
+static void ungather_riders(struct blk_io *head)
 {
-	if (blk_request_op(&io->req) == BLKIF_OP_READ)
-		io_uring_prep_readv(sqe, io->conn->fd, iov, n, off);
-	else
-		io_uring_prep_writev(sqe, io->conn->fd, iov, n, off);
-}
+	struct blk_io *last = head;
 
-static void prep_sync(struct blk_io *io, struct io_uring_sqe *sqe, bool link)
-{
-	io_uring_prep_fsync(sqe, io->conn->fd, IORING_FSYNC_DATASYNC);
-	io_uring_sqe_set_data(sqe, io);
-	if (link)
-		sqe->flags |= IOSQE_IO_LINK;
-}
-
-/*
- * One SQE per 1024 segments. A flush or barrier that carries data is made
- * durable around it, as a pre-flush and a forced-unit-access write: the
- * writes answered before it reach stable storage before its own data is
- * written (a journal's commit block must never land before the blocks it
- * commits), and its data before the answer. All of a request's SQEs are
- * linked and taken together so a link never spans a submit.
- */
-static void start_rw(struct blk_engine *e, struct blk_io *io)
-{
-	unsigned int segments = gather_riders(io);
-	const struct iovec *iov = io->rider ? io->merge_iov : io->iov;
-	unsigned int chunks =
-		(segments + MAX_IOV_PER_SQE - 1) / MAX_IOV_PER_SQE;
-	bool sync = blk_request_syncs(&io->req);
-	bool preflush = sync && segments > 0;
-	uint64_t off = io->req.sector * io->conn->limits.sector_size;
-	struct io_uring_sqe *sqe;
-
-	io->cqes_left = (uint8_t)(preflush + chunks + sync);
-	io->expect = 0;
-	io->moved = 0;
-	if (preflush)
-		prep_sync(io, io_uring_get_sqe(&e->uring), true);
-	for (unsigned int c = 0; c < chunks; c++) {
-		unsigned int first = c * MAX_IOV_PER_SQE;
-		unsigned int n = segments - first;
-		uint64_t bytes = 0;
-
-		if (n > MAX_IOV_PER_SQE)
-			n = MAX_IOV_PER_SQE;
-		sqe = io_uring_get_sqe(&e->uring);
-		prep_data_chunk(io, sqe, iov + first, n, off);
-		io_uring_sqe_set_data(sqe, io);
-		if (sync || c + 1 < chunks)
-			sqe->flags |= IOSQE_IO_LINK;
-		for (unsigned int i = first; i < first + n; i++)
-			bytes += iov[i].iov_len;
-		off += bytes;
-		io->expect += bytes;
+	while (last->rider) {
+		last = last->rider;
+		last->conn->stats.merged--;
 	}
-	if (sync)
-		prep_sync(io, io_uring_get_sqe(&e->uring), false);
+	if (last == head)
+		return;
+	last->next = head->next;
+	head->next = head->rider;
+	for (struct blk_io *r = head; r != last;) {
+		struct blk_io *next = r->rider;
+
+		r->rider = NULL;
+		r = next;
+	}
 }
 
-static void start_discard(struct blk_engine *e, struct blk_io *io)
+/* What @io (with its riders, @segments in all) asks of the backend. */
+static void describe_io(const struct blk_io *io, unsigned int segments,
+			struct blk_backend_io *bio)
 {
 	uint32_t ss = io->conn->limits.sector_size;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->uring);
+	uint8_t op = blk_request_op(&io->req);
 
-	io->cqes_left = 1;
-	io->expect = io->moved = 0;
-	io_uring_prep_fallocate(sqe, io->conn->fd,
-				FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				(off_t)(io->req.sector * ss),
-				(off_t)(io->req.nr_sectors * ss));
-	io_uring_sqe_set_data(sqe, io);
+	*bio = (struct blk_backend_io){ .offset = io->req.sector * ss };
+	if (op == BLKIF_OP_DISCARD) {
+		bio->op = BLK_BACKEND_DISCARD;
+		bio->length = io->req.nr_sectors * ss;
+		return;
+	}
+	if (!segments) {
+		/* A flush or barrier without data (sector is meaningless). */
+		bio->op = BLK_BACKEND_FLUSH;
+		bio->offset = 0;
+		return;
+	}
+	bio->op = op == BLKIF_OP_READ ? BLK_BACKEND_READ : BLK_BACKEND_WRITE;
+	bio->durable = blk_request_syncs(&io->req);
+	bio->iov = io->rider ? io->merge_iov : io->iov;
+	bio->iovcnt = segments;
+	for (const struct blk_io *r = io; r; r = r->rider)
+		bio->length += r->own_bytes;
 }
 
 /*
- * The most SQEs one request's I/O takes: a pre-flush, its data in chunks
- * (a merged I/O has at most MERGE_MAX_SEGMENTS, fewer than one chunk), and
- * the closing sync.
+ * Hand @io's I/O (@segments with its riders) to its connection's backend.
+ * -EAGAIN when the backend has no room for it now; any other failure
+ * completes it at once with that error (it goes to the done list).
  */
-#define MAX_SQES_PER_IO                                            \
-	(2 + (BLKIF_MAX_INDIRECT_SEGMENTS + MAX_IOV_PER_SQE - 1) / \
-		     MAX_IOV_PER_SQE)
-
-/*
- * Room for one more request's SQEs, submitting what is queued if need be.
- * False when the kernel took none of it (no memory for requests, or a
- * completion queue in overflow): the caller retries in the next pass,
- * after completions have been reaped.
- */
-static bool reserve_sqes(struct blk_engine *e)
+static int start_io(struct blk_engine *e, struct blk_io *io,
+		    unsigned int segments)
 {
-	if (io_uring_sq_space_left(&e->uring) >= MAX_SQES_PER_IO)
-		return true;
-	io_uring_submit(&e->uring);
-	return io_uring_sq_space_left(&e->uring) >= MAX_SQES_PER_IO;
+	struct blk_backend *b = io->conn->backend;
+	struct blk_backend_io bio;
+	int parts;
+
+	describe_io(io, segments, &bio);
+	io->expect = bio.iov ? bio.length : 0;
+	io->moved = 0;
+	parts = b->ops->submit(b, &bio, io);
+	if (parts == -EAGAIN)
+		return parts;
+	io->cqes_left = 1;
+	if (parts < 0)
+		io_complete(e, io, parts);
+	else
+		io->cqes_left = (uint8_t)parts;
+	return 0;
 }
 
 /*
@@ -644,16 +615,19 @@ static bool reserve_sqes(struct blk_engine *e)
  */
 static void start_list(struct blk_engine *e, struct blk_io *list)
 {
-	struct blk_io *io;
+	struct blk_io *io = list;
 
-	/* start_rw() takes the riders it merges off the list. */
-	for (io = list; io; io = io->next) {
-		if (!reserve_sqes(e))
+	while (io) {
+		unsigned int segments = gather_riders(io);
+		/* After the riders, which left the list; taken before
+		 * start_io(), which may move @io to the done list. */
+		struct blk_io *next = io->next;
+
+		if (start_io(e, io, segments) == -EAGAIN) {
+			ungather_riders(io);
 			break;
-		if (io->req.operation == BLKIF_OP_DISCARD)
-			start_discard(e, io);
-		else
-			start_rw(e, io);
+		}
+		io = next;
 	}
 	while (io) {
 		struct blk_io *next = io->next;

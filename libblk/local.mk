@@ -13,6 +13,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/journal.h libblk/journal.c \
 	libblk/stats.h libblk/stats.c \
 	libblk/conn.c libblk/io.c \
+	libblk/backend.h libblk/backend-file.c \
 	libblk/xenbus.h libblk/xenbus.c
 libblk_libblk_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS)

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Image backends: where a connection's I/O goes once the engine has taken
+ * a request off the ring, checked it and found its buffers.
+ *
+ * Two implementations: a file or block device through the engine's own
+ * io_uring (backend-file.c, the fast path), and an NBD export through
+ * libnbd's asynchronous API (backend-nbd.c).
+ *
+ * Threads and ownership. A backend is created on any thread (an NBD one
+ * connects there, so not on a worker), handed to blk_engine_connect() in
+ * blk_conn_params, and from then on used only on that engine's thread:
+ * every op below runs there, and so do the functions a backend calls back
+ * into the engine. The connection borrows it. After conn_closed() the
+ * engine no longer touches it and its creator destroys it, on any thread.
+ */
+#ifndef LIBBLK_BACKEND_H
+#define LIBBLK_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct blk_engine;
+struct blk_backend;
+
+enum blk_backend_op {
+	BLK_BACKEND_READ,
+	BLK_BACKEND_WRITE,
+	BLK_BACKEND_FLUSH, /* make every completed write durable */
+	BLK_BACKEND_DISCARD, /* forget the range; it reads back as zeroes */
+};
+
+/* One I/O, valid until its last part completes. */
+struct blk_backend_io {
+	enum blk_backend_op op;
+	/*
+	 * WRITE only: the writes completed before this one are durable before
+	 * its data is written (a journal's commit block never lands before
+	 * what it commits), and its own data is durable before it completes.
+	 */
+	bool durable;
+	uint64_t offset; /* bytes */
+	uint64_t length; /* bytes: the iovecs' sum, or the DISCARD range */
+	const struct iovec *iov; /* READ and WRITE */
+	unsigned int iovcnt;
+};
+
+struct blk_backend_ops {
+	/*
+	 * Queue @io. Returns how many parts it was split into (at least 1),
+	 * each of which is later reported by blk_backend_complete() with
+	 * @cookie, never from within this call; or -errno, nothing queued.
+	 */
+	int (*submit)(struct blk_backend *b, const struct blk_backend_io *io,
+		      void *cookie);
+	/* A watch set with blk_backend_watch() fired: @res as poll's revents,
+	 * or -errno (-ECANCELED after blk_backend_unwatch()). Optional. */
+	void (*event)(struct blk_backend *b, unsigned int which, int res);
+	/*
+	 * The connection closes and has no I/O left: stop watching (the
+	 * engine waits until no watch is armed). Optional.
+	 */
+	void (*detach)(struct blk_backend *b);
+	/* Free it; on any thread, once its connection has closed. */
+	void (*destroy)(struct blk_backend *b);
+};
+
+struct blk_backend {
+	const struct blk_backend_ops *ops;
+	struct blk_engine *e; /* set by blk_engine_connect() */
+	unsigned int armed; /* watches in the engine; kept by the engine */
+};
+
+/* A part of the I/O submitted with @cookie ended: bytes moved, or -errno. */
+void blk_backend_complete(struct blk_engine *e, void *cookie, int res);
+
+/*
+ * Have ops->event(b, @which, revents) called once when @fd has @events
+ * (POLLIN, POLLOUT); @which is at most BLK_BACKEND_MAX_WATCH. With @fd < 0
+ * the event comes at the next pass, with res 0: a backend whose
+ * completions arrived outside an event uses it to deliver them.
+ */
+#define BLK_BACKEND_MAX_WATCH 3u
+int blk_backend_watch(struct blk_backend *b, int fd, unsigned int events,
+		      unsigned int which);
+/* Cancel the watch @which; its event then comes with -ECANCELED. */
+int blk_backend_unwatch(struct blk_backend *b, unsigned int which);
+
+/* @fd is borrowed: it must outlive the backend. */
+int blk_backend_file_new(int fd, struct blk_backend **out);
+
+static inline void blk_backend_destroy(struct blk_backend *b)
+{
+	if (b)
+		b->ops->destroy(b);
+}
+
+#endif /* LIBBLK_BACKEND_H */
