@@ -387,6 +387,9 @@ static void vbd_choose_features(struct vbd *v)
 	};
 	if (v->features.max_queues > BLK_MAX_QUEUES)
 		v->features.max_queues = BLK_MAX_QUEUES;
+	if (v->image.max_queues &&
+	    v->features.max_queues > v->image.max_queues)
+		v->features.max_queues = v->image.max_queues;
 }
 
 /*
@@ -432,7 +435,10 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 
 	ret = blk_image_open(&v->image, path, readonly, v->d->opts.cache,
 			     lock_wait_ms);
-	if (ret < 0) {
+	if (ret < 0 && v->image.detail[0]) {
+		snprintf(why, why_len, "cannot open image %s: %s", path,
+			 v->image.detail);
+	} else if (ret < 0) {
 		snprintf(why, why_len, "cannot open image %s: %s; %s", path,
 			 strerror(-ret), open_advice(ret));
 	} else if (vbd_image_empty(v)) {
@@ -452,7 +458,8 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 		 * connected device knows what its predecessor offered.
 		 */
 		vbd_choose_features(v);
-		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct)
+		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct &&
+		    !v->image.nbd_uri)
 			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
 				   "serving it through the page cache "
 				   "(flushes still reach the disk)",
@@ -603,7 +610,7 @@ static uint64_t vbd_capacity(const struct vbd *v)
 /* A backend for one more queue of @v's image. */
 static int vbd_new_backend(struct vbd *v, struct blk_backend **out)
 {
-	return blk_backend_file_new(v->image.fd, out);
+	return blk_image_new_backend(&v->image, out);
 }
 
 static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
@@ -634,8 +641,10 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 		p.owner = (void *)(uintptr_t)queue_cookie(v, q);
 		ret = vbd_new_backend(v, &p.backend);
 		if (ret < 0) {
-			vbd_fail(v, "queue %u: cannot reach the image: %s", q,
-				 strerror(-ret));
+			vbd_fail(v, "queue %u: cannot reach image %s: %s%s%s", q,
+				 v->image_path, strerror(-ret),
+				 v->image.detail[0] ? ": " : "",
+				 v->image.detail);
 			return ret;
 		}
 		ret = worker_connect(w, &p);

@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libnbd.h>
+
+#include "libblk/backend.h"
 #include "libblk/image.h"
 
 #define SECTOR_SHIFT 9
@@ -135,6 +138,8 @@ int blk_image_refresh_size(struct blk_image *img)
 {
 	struct stat st;
 
+	if (img->nbd_uri)
+		return 0; /* the export's size as of its connection */
 	if (fstat(img->fd, &st) < 0)
 		return -errno;
 	if (S_ISBLK(st.st_mode))
@@ -143,6 +148,49 @@ int blk_image_refresh_size(struct blk_image *img)
 		return -EINVAL;
 	size_file(img, &st);
 	return 0;
+}
+
+static int open_nbd(struct blk_image *img, const char *uri, bool readonly)
+{
+	int ret = blk_nbd_connect(uri, readonly, &img->nbd_spare, &img->nbd,
+				  img->detail, sizeof(img->detail));
+
+	if (ret < 0)
+		return ret;
+	img->nbd_uri = strdup(uri);
+	if (!img->nbd_uri) {
+		blk_image_close(img);
+		return -ENOMEM;
+	}
+	img->sectors = img->nbd.size >> SECTOR_SHIFT;
+	img->tail_ignored = (img->nbd.size & ((1 << SECTOR_SHIFT) - 1)) != 0;
+	img->logical_block = 1u << SECTOR_SHIFT;
+	img->physical_block = 4096;
+	img->discard_granularity = img->nbd.can_trim ? 4096 : 0;
+	/* Without multi-conn a flush covers only its own connection. */
+	img->max_queues = img->nbd.multi_conn ? 0 : 1;
+	return 0;
+}
+
+int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
+{
+	struct nbd_handle *h = img->nbd_spare;
+	struct blk_nbd_export exp;
+	int ret;
+
+	if (!img->nbd_uri)
+		return blk_backend_file_new(img->fd, out);
+	img->nbd_spare = NULL;
+	if (!h) {
+		ret = blk_nbd_connect(img->nbd_uri, img->readonly, &h, &exp,
+				      img->detail, sizeof(img->detail));
+		if (ret < 0)
+			return ret;
+	}
+	ret = blk_backend_nbd_new(h, &img->nbd, out);
+	if (ret < 0)
+		nbd_close(h);
+	return ret;
 }
 
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
@@ -154,6 +202,8 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 	memset(img, 0, sizeof(*img));
 	img->fd = -1;
 	img->readonly = readonly;
+	if (blk_nbd_is_uri(path))
+		return open_nbd(img, path, readonly);
 
 	/* Refuse FIFOs and directories before open() can block on them. */
 	if (stat(path, &st) < 0)
@@ -182,4 +232,9 @@ void blk_image_close(struct blk_image *img)
 	if (img->fd >= 0)
 		close(img->fd);
 	img->fd = -1;
+	if (img->nbd_spare)
+		nbd_close(img->nbd_spare);
+	img->nbd_spare = NULL;
+	free(img->nbd_uri);
+	img->nbd_uri = NULL;
 }

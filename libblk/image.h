@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The backing image of a virtual block device: a regular file or a block
- * device.
+ * The backing image of a virtual block device: a regular file, a block
+ * device, or an export on an NBD server (libblk/backend-nbd.h).
  */
 #ifndef LIBBLK_IMAGE_H
 #define LIBBLK_IMAGE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "libblk/backend-nbd.h"
+
+struct blk_backend;
 
 enum blk_cache_mode {
 	BLK_CACHE_NONE, /* O_DIRECT: no host page cache */
@@ -24,6 +28,13 @@ struct blk_image {
 	bool direct; /* opened with O_DIRECT */
 	bool blockdev;
 	bool tail_ignored; /* file size was not a multiple of 512 */
+	unsigned int max_queues; /* rings it can serve at once; 0: any */
+
+	/* An NBD export: its URI, and the first connection until used. */
+	char *nbd_uri;
+	struct nbd_handle *nbd_spare;
+	struct blk_nbd_export nbd;
+	char detail[256]; /* why an open failed, beyond its errno */
 };
 
 /*
@@ -36,13 +47,23 @@ struct blk_image {
  * restarted daemon waits up to @lock_wait_ms for that I/O to land before
  * it writes the same blocks again. Returns 0 or -errno: -EBUSY when the
  * lock is held elsewhere, -EINVAL for something that is neither a regular
- * file nor a block device.
+ * file nor a block device. An NBD URI is connected to instead (blocking:
+ * not on a worker); @cache and the lock do not apply, and on failure
+ * img->detail holds libnbd's explanation.
  */
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 		   enum blk_cache_mode cache, unsigned int lock_wait_ms);
 
-/* Re-read the size, for an image that may have grown. */
+/* Re-read the size, for an image that may have grown (not NBD). */
 int blk_image_refresh_size(struct blk_image *img);
+
+/*
+ * A backend for one more ring of @img: the file shared, or an NBD
+ * connection of its own (blocking, as blk_image_open()). The caller
+ * destroys it after the ring's connection closed, and before
+ * blk_image_close().
+ */
+int blk_image_new_backend(struct blk_image *img, struct blk_backend **out);
 
 void blk_image_close(struct blk_image *img);
 

@@ -25,6 +25,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \
 	tests/vbd-image-errors.sh \
+	tests/vbd-nbd.sh \
 	tests/vbd-hotplug-order.sh \
 	tests/vbd-recover.sh \
 	tests/vbd-driver-domain.sh \

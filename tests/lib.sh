@@ -85,6 +85,9 @@ package_of() {
 	cmp | diff) echo diffutils ;;
 	losetup | blockdev) echo util-linux ;;
 	gdb) echo gdb ;;
+	nbdkit) echo nbdkit ;;
+	qemu-img) echo qemu-utils ;;
+	qemu-storage-daemon) echo qemu-system-common ;;
 	esac
 }
 
