@@ -387,8 +387,7 @@ static void vbd_choose_features(struct vbd *v)
 	};
 	if (v->features.max_queues > BLK_MAX_QUEUES)
 		v->features.max_queues = BLK_MAX_QUEUES;
-	if (v->image.max_queues &&
-	    v->features.max_queues > v->image.max_queues)
+	if (v->image.max_queues && v->features.max_queues > v->image.max_queues)
 		v->features.max_queues = v->image.max_queues;
 }
 
@@ -607,12 +606,6 @@ static uint64_t vbd_capacity(const struct vbd *v)
 	return v->image.sectors * BLKIF_SECTOR_SIZE / v->sector_size;
 }
 
-/* A backend for one more queue of @v's image. */
-static int vbd_new_backend(struct vbd *v, struct blk_backend **out)
-{
-	return blk_image_new_backend(&v->image, out);
-}
-
 static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 {
 	struct blk_conn_params p = {
@@ -639,10 +632,10 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 		memcpy(p.ring_refs, fq->ring_refs, sizeof(p.ring_refs));
 		p.remote_port = fq->event_channel;
 		p.owner = (void *)(uintptr_t)queue_cookie(v, q);
-		ret = vbd_new_backend(v, &p.backend);
+		ret = blk_image_new_backend(&v->image, &p.backend);
 		if (ret < 0) {
-			vbd_fail(v, "queue %u: cannot reach image %s: %s%s%s", q,
-				 v->image_path, strerror(-ret),
+			vbd_fail(v, "queue %u: cannot reach image %s: %s%s%s",
+				 q, v->image_path, strerror(-ret),
 				 v->image.detail[0] ? ": " : "",
 				 v->image.detail);
 			return ret;
