@@ -12,7 +12,7 @@ set -eu
 # Build and test dependencies, by Debian 12 package name.
 DEPS="build-essential pkg-config autoconf automake libtool make
 libxen-dev xenstore-utils xen-utils-4.17
-liburing-dev libsystemd-dev libjson-c-dev libinih-dev libnbd-dev nbdkit
+liburing-dev libsystemd-dev libjson-c-dev libinih-dev libnbd-dev nbdkit qemu-utils qemu-system-common
 util-linux diffutils e2fsprogs python3 gdb"
 
 install_deps() {
