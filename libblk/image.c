@@ -134,12 +134,26 @@ static void size_file(struct blk_image *img, const struct stat *st)
 	img->discard_granularity = img->physical_block;
 }
 
+static int size_rbd(struct blk_image *img)
+{
+	uint64_t bytes;
+	int ret = blk_rbd_size(img->rbd, &bytes);
+
+	if (ret < 0)
+		return ret;
+	img->sectors = bytes >> SECTOR_SHIFT;
+	img->tail_ignored = (bytes & ((1 << SECTOR_SHIFT) - 1)) != 0;
+	return 0;
+}
+
 int blk_image_refresh_size(struct blk_image *img)
 {
 	struct stat st;
 
 	if (img->nbd_uri)
 		return 0; /* the export's size as of its connection */
+	if (img->rbd)
+		return size_rbd(img);
 	if (fstat(img->fd, &st) < 0)
 		return -errno;
 	if (S_ISBLK(st.st_mode))
@@ -172,12 +186,31 @@ static int open_nbd(struct blk_image *img, const char *uri, bool readonly)
 	return 0;
 }
 
+static int open_rbd(struct blk_image *img, const char *target, bool readonly)
+{
+	uint64_t bytes;
+	int ret = blk_rbd_open(target, readonly, &img->rbd, &bytes, img->detail,
+			       sizeof(img->detail));
+
+	if (ret < 0)
+		return ret;
+	img->sectors = bytes >> SECTOR_SHIFT;
+	img->tail_ignored = (bytes & ((1 << SECTOR_SHIFT) - 1)) != 0;
+	img->logical_block = 1u << SECTOR_SHIFT;
+	img->physical_block = 4096;
+	/* librbd zeroes what does not cover whole objects. */
+	img->discard_granularity = readonly ? 0 : 4096;
+	return 0;
+}
+
 int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 {
 	struct nbd_handle *h = img->nbd_spare;
 	struct blk_nbd_export exp;
 	int ret;
 
+	if (img->rbd)
+		return blk_backend_rbd_new(img->rbd, out);
 	if (!img->nbd_uri)
 		return blk_backend_file_new(img->fd, out);
 	img->nbd_spare = NULL;
@@ -204,6 +237,8 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 	img->readonly = readonly;
 	if (blk_nbd_is_uri(path))
 		return open_nbd(img, path, readonly);
+	if (blk_rbd_is_target(path))
+		return open_rbd(img, path, readonly);
 
 	/* Refuse FIFOs and directories before open() can block on them. */
 	if (stat(path, &st) < 0)
@@ -237,4 +272,6 @@ void blk_image_close(struct blk_image *img)
 	img->nbd_spare = NULL;
 	free(img->nbd_uri);
 	img->nbd_uri = NULL;
+	blk_rbd_close(img->rbd);
+	img->rbd = NULL;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The backing image of a virtual block device: a regular file, a block
- * device, or an export on an NBD server (libblk/backend-nbd.h).
+ * device, an export on an NBD server (libblk/backend-nbd.h) or an image in
+ * Ceph RBD (libblk/backend-rbd.h).
  */
 #ifndef LIBBLK_IMAGE_H
 #define LIBBLK_IMAGE_H
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "libblk/backend-nbd.h"
+#include "libblk/backend-rbd.h"
 
 struct blk_backend;
 
@@ -34,6 +36,7 @@ struct blk_image {
 	char *nbd_uri;
 	struct nbd_handle *nbd_spare;
 	struct blk_nbd_export nbd;
+	struct blk_rbd *rbd; /* an RBD image, shared by its rings */
 	char detail[256]; /* why an open failed, beyond its errno */
 };
 
@@ -47,9 +50,9 @@ struct blk_image {
  * restarted daemon waits up to @lock_wait_ms for that I/O to land before
  * it writes the same blocks again. Returns 0 or -errno: -EBUSY when the
  * lock is held elsewhere, -EINVAL for something that is neither a regular
- * file nor a block device. An NBD URI is connected to instead (blocking:
- * not on a worker); @cache and the lock do not apply, and on failure
- * img->detail holds libnbd's explanation.
+ * file nor a block device. An NBD URI or an RBD target is connected to
+ * instead (blocking: not on a worker); @cache and the file lock do not
+ * apply, and on failure img->detail says what went wrong.
  */
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 		   enum blk_cache_mode cache, unsigned int lock_wait_ms);

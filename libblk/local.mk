@@ -15,8 +15,9 @@ libblk_libblk_la_SOURCES = \
 	libblk/conn.c libblk/io.c \
 	libblk/backend.h libblk/backend-file.c \
 	libblk/backend-nbd.h libblk/backend-nbd.c \
+	libblk/backend-rbd.h libblk/backend-rbd.c \
 	libblk/xenbus.h libblk/xenbus.c
 libblk_libblk_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) $(NBD_CFLAGS)
 libblk_libblk_la_LIBADD = $(XENSTORE_LIBS) $(XENEVTCHN_LIBS) \
-	$(XENGNTTAB_LIBS) $(URING_LIBS) $(NBD_LIBS)
+	$(XENGNTTAB_LIBS) $(URING_LIBS) $(NBD_LIBS) $(RBD_LIBS)

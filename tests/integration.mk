@@ -26,13 +26,14 @@ INTEGRATION_TESTS = \
 	tests/vbd-buffer-budget.sh \
 	tests/vbd-image-errors.sh \
 	tests/vbd-nbd.sh \
+	tests/vbd-rbd.sh \
 	tests/vbd-hotplug-order.sh \
 	tests/vbd-recover.sh \
 	tests/vbd-driver-domain.sh \
 	tests/vbd-large-sectors.sh \
 	tests/vbd-hostile-features.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/lib-ceph.sh
 
 # cachestat(2) probe for tests/vbd-flush.sh.
 check_PROGRAMS += tests/it-cachestat

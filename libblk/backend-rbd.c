@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The RBD backend. librbd completes I/O on its own threads; the callback
+ * there only queues the finished command (under a mutex) and bumps the
+ * backend's eventfd. The worker, woken through its io_uring, takes the
+ * queue and carries on: a durable write is a flush, the write, a flush,
+ * one after the other (librbd may keep writes in its cache, and nothing
+ * orders commands in flight), and the result goes to the engine.
+ */
+#include "libblk/backend-rbd.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "libblk/backend.h"
+
+#define RBD_PREFIX "rbd:"
+/* How long a connect may take before the disk fails (seconds). */
+#define MOUNT_TIMEOUT "20"
+
+struct blk_rbd {
+	rados_t cluster;
+	rados_ioctx_t ioctx;
+	rbd_image_t image;
+	bool locked; /* the exclusive lock is ours */
+};
+
+/* ---- opening ---- */
+
+struct rbd_target {
+	char *copy; /* the pieces below point into it */
+	const char *pool, *image, *snap, *conf, *id;
+};
+
+bool blk_rbd_is_target(const char *target)
+{
+	return strncmp(target, RBD_PREFIX, strlen(RBD_PREFIX)) == 0;
+}
+
+/* "rbd:POOL/IMAGE[@SNAP][:conf=PATH][:id=NAME]" */
+static int parse_target(const char *target, struct rbd_target *t, char *why,
+			size_t why_len)
+{
+	char *spec, *opt, *save = NULL;
+
+	memset(t, 0, sizeof(*t));
+	t->copy = strdup(target + strlen(RBD_PREFIX));
+	if (!t->copy)
+		return -ENOMEM;
+	spec = strtok_r(t->copy, ":", &save);
+	while ((opt = strtok_r(NULL, ":", &save))) {
+		if (strncmp(opt, "conf=", 5) == 0) {
+			t->conf = opt + 5;
+		} else if (strncmp(opt, "id=", 3) == 0) {
+			t->id = opt + 3;
+		} else {
+			snprintf(why, why_len,
+				 "unknown RBD option '%s' (conf= and id= are "
+				 "known)",
+				 opt);
+			return -EINVAL;
+		}
+	}
+	if (!spec || !strchr(spec, '/')) {
+		snprintf(why, why_len,
+			 "an RBD target is rbd:POOL/IMAGE[@SNAP][:conf=PATH]"
+			 "[:id=NAME]");
+		return -EINVAL;
+	}
+	t->pool = spec;
+	t->image = strchr(spec, '/');
+	*(char *)t->image++ = '\0';
+	t->snap = strchr(t->image, '@');
+	if (t->snap)
+		*(char *)t->snap++ = '\0';
+	if (!*t->pool || !*t->image || (t->snap && !*t->snap)) {
+		snprintf(why, why_len, "empty pool, image or snapshot name");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int connect_cluster(struct blk_rbd *r, const struct rbd_target *t,
+			   char *why, size_t why_len)
+{
+	int ret = rados_create(&r->cluster, t->id);
+
+	if (ret < 0) {
+		snprintf(why, why_len, "rados_create: %s", strerror(-ret));
+		r->cluster = NULL;
+		return ret;
+	}
+	ret = rados_conf_read_file(r->cluster, t->conf);
+	if (ret < 0) {
+		snprintf(why, why_len,
+			 "cannot read the Ceph configuration %s: %s",
+			 t->conf ? t->conf : "(default)", strerror(-ret));
+		return ret;
+	}
+	rados_conf_set(r->cluster, "client_mount_timeout", MOUNT_TIMEOUT);
+	ret = rados_connect(r->cluster);
+	if (ret < 0) {
+		snprintf(why, why_len, "cannot reach the Ceph cluster: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	ret = rados_ioctx_create(r->cluster, t->pool, &r->ioctx);
+	if (ret < 0) {
+		snprintf(why, why_len, "pool %s: %s", t->pool, strerror(-ret));
+		r->ioctx = NULL;
+	}
+	return ret;
+}
+
+/*
+ * Keep other writers out for as long as the image is open: with the lock
+ * taken explicitly, librbd does not hand it over when another client asks.
+ */
+static int lock_image(struct blk_rbd *r, char *why, size_t why_len)
+{
+	uint64_t features = 0;
+	int ret;
+
+	if (rbd_get_features(r->image, &features) < 0 ||
+	    !(features & RBD_FEATURE_EXCLUSIVE_LOCK))
+		return 0;
+	ret = rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
+	if (ret < 0) {
+		snprintf(why, why_len,
+			 "another client holds its exclusive lock (%s); detach "
+			 "it there, or give every user access=ro",
+			 strerror(-ret));
+		return -EBUSY;
+	}
+	r->locked = true;
+	return 0;
+}
+
+static int open_image(struct blk_rbd *r, const struct rbd_target *t,
+		      bool readonly, char *why, size_t why_len)
+{
+	int ret;
+
+	if (t->snap && !readonly) {
+		snprintf(why, why_len,
+			 "snapshot %s is read-only; give the disk access=ro",
+			 t->snap);
+		return -EROFS;
+	}
+	if (readonly)
+		ret = rbd_open_read_only(r->ioctx, t->image, &r->image,
+					 t->snap);
+	else
+		ret = rbd_open(r->ioctx, t->image, &r->image, NULL);
+	if (ret < 0) {
+		snprintf(why, why_len, "image %s/%s%s%s: %s", t->pool, t->image,
+			 t->snap ? "@" : "", t->snap ? t->snap : "",
+			 strerror(-ret));
+		r->image = NULL;
+		return ret;
+	}
+	return readonly ? 0 : lock_image(r, why, why_len);
+}
+
+int blk_rbd_open(const char *target, bool readonly, struct blk_rbd **out,
+		 uint64_t *size_out, char *why, size_t why_len)
+{
+	struct blk_rbd *r = calloc(1, sizeof(*r));
+	struct rbd_target t;
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = parse_target(target, &t, why, why_len);
+	if (ret == 0)
+		ret = connect_cluster(r, &t, why, why_len);
+	if (ret == 0)
+		ret = open_image(r, &t, readonly, why, why_len);
+	if (ret == 0)
+		ret = blk_rbd_size(r, size_out);
+	free(t.copy);
+	if (ret < 0) {
+		blk_rbd_close(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+int blk_rbd_size(struct blk_rbd *r, uint64_t *size)
+{
+	return rbd_get_size(r->image, size);
+}
+
+void blk_rbd_close(struct blk_rbd *r)
+{
+	if (!r)
+		return;
+	if (r->locked)
+		rbd_lock_release(r->image);
+	if (r->image)
+		rbd_close(r->image);
+	if (r->ioctx)
+		rados_ioctx_destroy(r->ioctx);
+	if (r->cluster)
+		rados_shutdown(r->cluster);
+	free(r);
+}
+
+/* ---- the backend ---- */
+
+enum cmd_step { STEP_PREFLUSH, STEP_MAIN, STEP_POSTFLUSH, STEP_DONE };
+
+struct rbd_backend;
+
+struct rbd_cmd {
+	struct rbd_backend *rb;
+	struct rbd_cmd *next; /* on the finished list */
+	void *cookie;
+	struct blk_backend_io io;
+	enum cmd_step step;
+	int error; /* -errno of the first failed step */
+};
+
+struct rbd_backend {
+	struct blk_backend base; /* first: the engine needs it 16-aligned */
+	rbd_image_t image; /* borrowed from the disk's struct blk_rbd */
+	int efd; /* librbd's threads -> the worker */
+	bool watching;
+	bool detached;
+	pthread_mutex_t lock; /* guards finished */
+	struct rbd_cmd *finished;
+};
+
+static struct rbd_backend *to_rbd(struct blk_backend *b)
+{
+	return (struct rbd_backend *)b;
+}
+
+/* On a librbd thread: queue the command for its worker, and wake it. */
+static void step_ended(rbd_completion_t c, void *arg)
+{
+	struct rbd_cmd *cmd = arg;
+	struct rbd_backend *rb = cmd->rb;
+	ssize_t r = rbd_aio_get_return_value(c);
+	uint64_t one = 1;
+
+	rbd_aio_release(c);
+	if (r < 0 && !cmd->error)
+		cmd->error = (int)r;
+	pthread_mutex_lock(&rb->lock);
+	cmd->next = rb->finished;
+	rb->finished = cmd;
+	pthread_mutex_unlock(&rb->lock);
+	if (write(rb->efd, &one, sizeof(one)) < 0) {
+		/* The counter cannot overflow here; nothing else can fail. */
+	}
+}
+
+static bool durable(const struct rbd_cmd *cmd)
+{
+	return cmd->io.op == BLK_BACKEND_WRITE && cmd->io.durable;
+}
+
+static int issue_step(struct rbd_cmd *cmd)
+{
+	const struct blk_backend_io *io = &cmd->io;
+	rbd_image_t image = cmd->rb->image;
+	rbd_completion_t c;
+	int ret = rbd_aio_create_completion(cmd, step_ended, &c);
+
+	if (ret < 0)
+		return ret;
+	if (cmd->step != STEP_MAIN || io->op == BLK_BACKEND_FLUSH)
+		ret = rbd_aio_flush(image, c);
+	else if (io->op == BLK_BACKEND_READ)
+		ret = rbd_aio_readv(image, io->iov, (int)io->iovcnt, io->offset,
+				    c);
+	else if (io->op == BLK_BACKEND_WRITE)
+		ret = rbd_aio_writev(image, io->iov, (int)io->iovcnt,
+				     io->offset, c);
+	else
+		ret = rbd_aio_discard(image, io->offset, io->length, c);
+	if (ret < 0)
+		rbd_aio_release(c);
+	return ret;
+}
+
+/* The next step of @cmd, issued. True when it has none left (or failed). */
+static bool advance(struct rbd_cmd *cmd)
+{
+	while (!cmd->error && ++cmd->step != STEP_DONE) {
+		if (cmd->step == STEP_POSTFLUSH && !durable(cmd))
+			continue;
+		cmd->error = issue_step(cmd);
+		if (!cmd->error)
+			return false;
+	}
+	return true;
+}
+
+static void deliver(struct rbd_cmd *cmd)
+{
+	int res = cmd->error;
+
+	if (!res && cmd->io.iov)
+		res = (int)cmd->io.length;
+	blk_backend_complete(cmd->rb->base.e, cmd->cookie, res);
+	free(cmd);
+}
+
+static void rearm(struct rbd_backend *rb)
+{
+	if (rb->watching || rb->detached)
+		return;
+	if (blk_backend_watch(&rb->base, rb->efd, POLLIN, 0) == 0)
+		rb->watching = true;
+}
+
+static void rbd_event(struct blk_backend *b, unsigned int which, int res)
+{
+	struct rbd_backend *rb = to_rbd(b);
+	struct rbd_cmd *list;
+	uint64_t count;
+
+	rb->watching = false;
+	if (read(rb->efd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: an earlier event took the count already. */
+	}
+	pthread_mutex_lock(&rb->lock);
+	list = rb->finished;
+	rb->finished = NULL;
+	pthread_mutex_unlock(&rb->lock);
+	while (list) {
+		struct rbd_cmd *cmd = list;
+
+		list = cmd->next;
+		if (advance(cmd))
+			deliver(cmd);
+	}
+	rearm(rb);
+}
+
+static int rbd_submit(struct blk_backend *b, const struct blk_backend_io *io,
+		      void *cookie)
+{
+	struct rbd_backend *rb = to_rbd(b);
+	struct rbd_cmd *cmd = calloc(1, sizeof(*cmd));
+	int ret;
+
+	if (!cmd)
+		return -ENOMEM;
+	*cmd = (struct rbd_cmd){ .rb = rb, .cookie = cookie, .io = *io };
+	if (durable(cmd)) {
+		cmd->step = STEP_PREFLUSH;
+		ret = issue_step(cmd);
+	} else {
+		cmd->step = STEP_MAIN;
+		ret = issue_step(cmd);
+	}
+	if (ret < 0) {
+		free(cmd);
+		return ret;
+	}
+	rearm(rb);
+	return 1;
+}
+
+static void rbd_detach(struct blk_backend *b)
+{
+	struct rbd_backend *rb = to_rbd(b);
+
+	rb->detached = true;
+	if (rb->watching)
+		blk_backend_unwatch(b, 0);
+}
+
+static void rbd_destroy(struct blk_backend *b)
+{
+	struct rbd_backend *rb = to_rbd(b);
+
+	close(rb->efd);
+	pthread_mutex_destroy(&rb->lock);
+	free(rb);
+}
+
+static const struct blk_backend_ops rbd_ops = {
+	.submit = rbd_submit,
+	.event = rbd_event,
+	.detach = rbd_detach,
+	.destroy = rbd_destroy,
+};
+
+int blk_backend_rbd_new(struct blk_rbd *r, struct blk_backend **out)
+{
+	struct rbd_backend *rb = calloc(1, sizeof(*rb));
+
+	if (!rb)
+		return -ENOMEM;
+	rb->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (rb->efd < 0) {
+		free(rb);
+		return -errno;
+	}
+	pthread_mutex_init(&rb->lock, NULL);
+	rb->base.ops = &rbd_ops;
+	rb->image = r->image;
+	*out = &rb->base;
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Images in Ceph RBD, through librbd: `rbd:POOL/IMAGE[@SNAP][:conf=PATH]
+ * [:id=NAME]`, as QEMU writes them.
+ *
+ * blk_rbd_open() connects to the cluster and opens the image, blocking:
+ * on the daemon's main thread, never a worker. The image is shared by
+ * every ring of the disk (librbd is thread-safe); each ring's backend
+ * issues librbd's asynchronous calls from its worker, and librbd's
+ * completion threads hand the results over through an eventfd that the
+ * worker's io_uring watches: no thread of ours, none per request.
+ *
+ * A writable image with the exclusive-lock feature is locked for the whole
+ * time it is open, so a second writer (another host's daemon, another
+ * disk) is refused instead of taking turns with it. A snapshot is
+ * read-only. When the cluster cannot be reached, requests wait inside
+ * librbd and complete once it is back (Ceph's own behaviour).
+ */
+#ifndef LIBBLK_BACKEND_RBD_H
+#define LIBBLK_BACKEND_RBD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct blk_rbd;
+struct blk_backend;
+
+/* Does @target name an RBD image rather than a file? */
+bool blk_rbd_is_target(const char *target);
+
+/*
+ * Connect and open @target. -errno on failure, with what failed in @why.
+ * @size_out: the image's size in bytes.
+ */
+int blk_rbd_open(const char *target, bool readonly, struct blk_rbd **out,
+		 uint64_t *size_out, char *why, size_t why_len);
+/* The image's size now (it follows `rbd resize`). */
+int blk_rbd_size(struct blk_rbd *r, uint64_t *size);
+/* After every backend on @r has been destroyed. */
+void blk_rbd_close(struct blk_rbd *r);
+
+/* A backend for one ring on @r, which it borrows. */
+int blk_backend_rbd_new(struct blk_rbd *r, struct blk_backend **out);
+
+#endif /* LIBBLK_BACKEND_RBD_H */

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Disks in Ceph RBD, on a one-monitor, one-OSD cluster this test starts on
+# loopback: the guest's writes checked in `rbd export`, the host's data
+# (`rbd import`) read back by the guest, a snapshot served read-only and
+# refused writable, the exclusive lock keeping a second writer out, and
+# the OSD stopped under a guest's I/O: the requests wait and complete,
+# verified, once it runs again.
+. "$top_srcdir/tests/lib.sh"
+xensim_setup
+. "$top_srcdir/tests/lib-ceph.sh"
+ceph_start
+start_daemon
+
+size=16M
+sectors=$((16 * 2048))
+target() { echo "rbd:rbd/$1:conf=$CEPH_CONF"; }
+
+note "the guest's writes land in the RBD image"
+rbd_cmd create --size "$size" rbd/one || fail "rbd create failed"
+guest 1 "$size"
+attach 1 xvda "$(target one)"
+blkfront 1 --fill --partial --bs 45056 --depth 16 --ops 300 --verify \
+	--seed 7 --flush-every 8 >/dev/null
+grep -q "vbd 1/51712: image $(target one)," "$WORK/blkbackd.log" ||
+	fail "the daemon did not log the RBD image it opened"
+detach 1
+rbd_cmd export rbd/one "$WORK/one.raw" >/dev/null 2>&1 || fail "rbd export failed"
+write_pattern "$WORK/expected-7" "$sectors" 7
+cmp "$WORK/expected-7" "$WORK/one.raw" ||
+	fail "the RBD image differs from what the guest wrote"
+
+note "the guest reads what the host imported"
+write_pattern "$WORK/p99" "$sectors" 99
+rbd_cmd import "$WORK/p99" rbd/two >/dev/null 2>&1 || fail "rbd import failed"
+guest 2 "$size"
+attach 2 xvda "$(target two)"
+blkfront 2 --preexisting --seed 99 --bs 4096 --depth 8 --ops 500 \
+	--sequential >/dev/null
+detach 2
+
+note "a snapshot is read-only"
+rbd_cmd snap create rbd/one@s1 >/dev/null 2>&1 || fail "rbd snap create failed"
+guest 3 "$size"
+# shellcheck disable=SC2086
+if "$TOOLSTACK" attach 3 "rbd:rbd/one@s1:conf=$CEPH_CONF" xvda $SCRIPT_OPT \
+	>"$WORK/attach-3.out" 2>&1; then
+	fail "a snapshot was attached writable"
+fi
+grep -q "snapshot s1 is read-only; give the disk access=ro" "$WORK/attach-3.out" ||
+	fail "the toolstack did not print why: $(cat "$WORK/attach-3.out")"
+# shellcheck disable=SC2086
+"$TOOLSTACK" attach 3 "rbd:rbd/one@s1:conf=$CEPH_CONF" xvdb --mode r \
+	$SCRIPT_OPT >>"$WORK/toolstack.log" 2>&1 ||
+	fail "the snapshot was refused read-only"
+blkfront 3 --vdev xvdb --check readonly --preexisting --seed 7 --ops 200 \
+	>/dev/null
+detach 3 xvdb
+
+note "the exclusive lock keeps a second writer out"
+guest 4 "$size"
+attach 4 xvda "$(target two)"
+guest 5 "$size"
+# shellcheck disable=SC2086
+if "$TOOLSTACK" attach 5 "$(target two)" xvda $SCRIPT_OPT \
+	>"$WORK/attach-5.out" 2>&1; then
+	fail "a second writer was attached to one RBD image"
+fi
+grep -q "another client holds its exclusive lock" "$WORK/attach-5.out" ||
+	fail "the toolstack did not print why: $(cat "$WORK/attach-5.out")"
+blkfront 4 --preexisting --seed 99 --ops 100 >/dev/null
+detach 4
+
+note "the OSD stops under I/O: the requests wait, then complete"
+rbd_cmd create --size "$size" rbd/three || fail "rbd create failed"
+guest 6 "$size"
+attach 6 xvda "$(target three)"
+blkfront_bg 6 --bs 65536 --depth 8 --ops 3000 --verify --seed 11
+front6=$BG_PID
+wait_file_line "$WORK/front-6.out" "connected" 20 || fail "dom 6 never connected"
+osd=$(ceph_pid osd.0)
+kill -STOP "$osd"
+sleep 2
+kill -0 "$front6" 2>/dev/null || fail "the guest ended while the OSD was stopped"
+kill -CONT "$osd"
+blkfront_wait 6 "$front6" "the guest's I/O failed across the OSD's pause"
+grep -q "verified OK" "$WORK/front-6.out" || fail "no verified result"
+# It must have spanned the pause: a run that ended before it proves nothing.
+secs=$(sed -n 's/.* in \([0-9.]*\) s:.*/\1/p' "$WORK/front-6.out")
+note "dom 6: $(tail -1 "$WORK/front-6.out" | cut -c1-80)"
+awk -v s="$secs" 'BEGIN { exit !(s >= 2) }' ||
+	fail "the guest's run ($secs s) did not span the OSD's 2 s pause"
+detach 6
+assert_daemon_alive
+exit 0
