@@ -269,12 +269,34 @@ guest() {
 		>>"$WORK/toolstack.log" 2>&1 || fail "create dom $1 failed"
 }
 
-# attach DOMID [VDEV] [IMAGE]
+# attach DOMID [VDEV] [IMAGE] [toolstack options]
 attach() {
+	at_domid=$1
+	at_vdev=${2:-xvda}
+	at_image=${3:-$WORK/d$1.img}
+	shift
+	[ $# -gt 0 ] && shift
+	[ $# -gt 0 ] && shift
 	# shellcheck disable=SC2086
-	"$TOOLSTACK" attach "$1" "${3:-$WORK/d$1.img}" "${2:-xvda}" \
+	"$TOOLSTACK" attach "$at_domid" "$at_image" "$at_vdev" "$@" \
 		$SCRIPT_OPT >>"$WORK/toolstack.log" 2>&1 ||
-		fail "attach dom $1 ${2:-xvda} failed"
+		fail "attach dom $at_domid $at_vdev failed"
+}
+
+# attach_must_fail DOMID IMAGE VDEV REGEX [toolstack options]: the attach
+# must fail, and what the toolstack printed (the script's error, as xl
+# shows it) must match REGEX.
+attach_must_fail() {
+	ar_out=$WORK/attach-$1-$3.out
+	ar_regex=$4
+	ar_args="$1 $2 $3"
+	shift 4
+	# shellcheck disable=SC2086
+	if "$TOOLSTACK" attach $ar_args "$@" $SCRIPT_OPT >"$ar_out" 2>&1; then
+		fail "attach $ar_args $* succeeded"
+	fi
+	grep -q -- "$ar_regex" "$ar_out" ||
+		fail "attach $ar_args: the toolstack printed '$(cat "$ar_out")'"
 }
 
 # detach DOMID [VDEV] [extra toolstack options]
