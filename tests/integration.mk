@@ -30,7 +30,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-recover.sh \
 	tests/vbd-driver-domain.sh \
 	tests/vbd-large-sectors.sh \
-	tests/vbd-hostile-features.sh
+	tests/vbd-hostile-features.sh \
+	tests/vbd-attacks.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh
 

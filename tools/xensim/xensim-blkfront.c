@@ -66,13 +66,14 @@ static void usage(FILE *f)
 		"       xensim-blkfront --dump-pattern SECTORS --seed N   "
 		"(expected image)\n"
 		"checks: %s\n"
+		"attacks (also --check): %s\n"
 		"--hold: connect, print CONNECTED, close on a line/EOF on "
 		"stdin or when\n"
 		"        the backend closes. --abandon: exit without closing "
 		"(a dead guest).\n"
 		"Features default to auto: use what the backend offers, as "
 		"Linux blkfront does.\n",
-		workload_check_names());
+		workload_check_names(), workload_attack_names());
 }
 
 static int parse_u64(const char *s, uint64_t *out)
