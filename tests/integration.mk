@@ -31,7 +31,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-driver-domain.sh \
 	tests/vbd-large-sectors.sh \
 	tests/vbd-hostile-features.sh \
-	tests/vbd-attacks.sh
+	tests/vbd-attacks.sh \
+	tests/vbd-failing-store.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh
 

@@ -29,28 +29,13 @@ attach 2
 "$TOOLSTACK" attach 3 "$WORK/d3.img" xvda --mode r $SCRIPT_OPT \
 	>>"$WORK/toolstack.log" 2>&1 || fail "read-only attach failed"
 
-# The well-behaved guest: verified runs back to back, reconnecting each
-# time, until told to stop; each run's outcome is a line in good.status.
-(
-	while [ ! -e "$WORK/stop-good" ]; do
-		if "$BLKFRONT" --domid 2 --seconds 2 --depth 4 --verify \
-			>>"$WORK/front-2.out" 2>&1; then
-			echo ok >>"$WORK/good.status"
-		else
-			echo failed >>"$WORK/good.status"
-			break
-		fi
-	done
-) &
-GOOD_PID=$!
-BG_PIDS="$BG_PIDS $GOOD_PID"
+good_guest_start 2
 
 CASES=0
 # everything_intact WHAT: the checks every attack ends with.
 everything_intact() {
 	assert_daemon_alive
-	grep -q failed "$WORK/good.status" 2>/dev/null &&
-		fail "the well-behaved guest failed during $1"
+	assert_good_guest "$1"
 	cmp -s "$WORK/expected-1" "$WORK/d1.img" ||
 		fail "$1: the attacker's image changed (size $(stat -c %s \
 			"$WORK/d1.img"), first difference:" \
@@ -197,13 +182,10 @@ kill "$victim" 2>/dev/null
 everything_intact "a guest dying with I/O in flight"
 
 # The neighbour ran throughout; let it finish its current run.
-: >"$WORK/stop-good"
-wait "$GOOD_PID"
-runs=$(grep -c ok "$WORK/good.status")
-grep -q failed "$WORK/good.status" && fail "the well-behaved guest failed"
-[ "$runs" -ge 3 ] || fail "the well-behaved guest completed only $runs runs"
+good_guest_stop 3
 # The attacker's disk still serves verified I/O.
 blkfront 1 --ops 300 --verify >/dev/null
 assert_daemon_alive
-note "$CASES attack runs; the well-behaved guest completed $runs verified runs"
+note "$CASES attack runs; the well-behaved guest completed $GOOD_RUNS" \
+	"verified runs"
 exit 0
