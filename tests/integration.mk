@@ -32,7 +32,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-large-sectors.sh \
 	tests/vbd-hostile-features.sh \
 	tests/vbd-attacks.sh \
-	tests/vbd-failing-store.sh
+	tests/vbd-failing-store.sh \
+	tests/vbd-soak.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh
 
