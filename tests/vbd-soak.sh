@@ -16,6 +16,7 @@
 # descriptor limit is raised so that a long soak does not run out.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
+# shellcheck disable=SC3045 # dash and bash both have -n and -H
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
 start_daemon
 
