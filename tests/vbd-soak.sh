@@ -72,7 +72,7 @@ churn() {
 	fi
 	wait_released "$c_dom" 5 ||
 		fail "dom $c_dom: resources held after it went: $(stat_of "$c_dom")"
-	rm -f "$WORK/d$c_dom.img"
+	rm -f "$WORK/d$c_dom.img" "$WORK/front-$c_dom.out"
 	assert_daemon_alive
 	assert_good_guest "the churn of dom $c_dom"
 }

@@ -728,13 +728,13 @@ static void *next_request_slot(struct frontend *fe, struct fe_queue *fq)
 	return slot;
 }
 
-/* Both ABIs name the same fields; one macro fills either slot type. */
-#define FILL_RW(r, req)                                                        \
+/*
+ * Both ABIs name the same fields; one macro fills either slot type. The
+ * sector and the segments are the fields no response overlaps (the
+ * response's 12 or 16 bytes cover operation to id).
+ */
+#define FILL_SECTOR_AND_SEGMENTS(r, req)                                       \
 	do {                                                                   \
-		(r)->operation = (req)->operation;                             \
-		(r)->nr_segments = (req)->nr_segments;                         \
-		(r)->handle = (req)->handle;                                   \
-		(r)->id = (req)->id;                                           \
 		(r)->sector_number = (req)->sector_number;                     \
 		for (unsigned int i_ = 0; i_ < BLKIF_MAX_SEGMENTS_PER_REQUEST; \
 		     i_++) {                                                   \
@@ -742,6 +742,15 @@ static void *next_request_slot(struct frontend *fe, struct fe_queue *fq)
 			(r)->seg[i_].first_sect = (req)->seg[i_].first_sect;   \
 			(r)->seg[i_].last_sect = (req)->seg[i_].last_sect;     \
 		}                                                              \
+	} while (0)
+
+#define FILL_RW(r, req)                                \
+	do {                                           \
+		(r)->operation = (req)->operation;     \
+		(r)->nr_segments = (req)->nr_segments; \
+		(r)->handle = (req)->handle;           \
+		(r)->id = (req)->id;                   \
+		FILL_SECTOR_AND_SEGMENTS(r, req);      \
 	} while (0)
 
 #define FILL_INDIRECT(r, req)                                      \
@@ -1249,18 +1258,6 @@ int frontend_set_req_prod(struct frontend *fe, unsigned int q, uint32_t value)
 	return frontend_notify(fe, q);
 }
 
-/* Only fields no response overlaps: see frontend.h. */
-#define REWRITE_RW(r, req)                                                     \
-	do {                                                                   \
-		(r)->sector_number = (req)->sector_number;                     \
-		for (unsigned int i_ = 0; i_ < BLKIF_MAX_SEGMENTS_PER_REQUEST; \
-		     i_++) {                                                   \
-			(r)->seg[i_].gref = (req)->seg[i_].gref;               \
-			(r)->seg[i_].first_sect = (req)->seg[i_].first_sect;   \
-			(r)->seg[i_].last_sect = (req)->seg[i_].last_sect;     \
-		}                                                              \
-	} while (0)
-
 void frontend_rewrite_last(struct frontend *fe, unsigned int q,
 			   const struct frontend_request *req)
 {
@@ -1271,13 +1268,13 @@ void frontend_rewrite_last(struct frontend *fe, unsigned int q,
 		union blkif_x86_64_slot *slot =
 			(void *)RING_GET_REQUEST(r, r->req_prod_pvt - 1);
 
-		REWRITE_RW(&slot->rw, req);
+		FILL_SECTOR_AND_SEGMENTS(&slot->rw, req);
 	} else {
 		struct blkif_x86_32_front_ring *r = &fq->ring.r32;
 		union blkif_x86_32_slot *slot =
 			(void *)RING_GET_REQUEST(r, r->req_prod_pvt - 1);
 
-		REWRITE_RW(&slot->rw, req);
+		FILL_SECTOR_AND_SEGMENTS(&slot->rw, req);
 	}
 }
 

@@ -30,6 +30,8 @@
 #define STORM_NOTIFIES 50000u
 #define RACE_ROUNDS 1000u
 #define REVOKE_ROUNDS 200u
+/* Rewrites before a racing round gives up on its answer. */
+#define RACE_MAX_FLIPS 50000000u
 /* Where the attacks put their requests: clear of the checks' sectors. */
 #define ATTACK_SECTOR 1024u
 
@@ -330,6 +332,41 @@ static int attack_grant_revoke_race(struct check *c)
 }
 
 /*
+ * The two rounds of a write-and-read-back attack: round 0 writes the
+ * pattern of @sector from @s, round 1 reads into @s poisoned.
+ */
+static uint8_t prepare_round(struct check *c, unsigned int round,
+			     uint64_t sector, const struct frontend_segment *s,
+			     unsigned int n)
+{
+	if (round) {
+		check_poison_segs(c, s, n);
+		return BLKIF_OP_READ;
+	}
+	check_fill_segs(c, sector, s, n);
+	return BLKIF_OP_WRITE;
+}
+
+/* A round's answer must be OKAY (when @ret says it came at all). */
+static int round_okay(struct check *c, int ret, unsigned int round, int16_t st,
+		      const char *what)
+{
+	if (!ret && st != BLKIF_RSP_OKAY)
+		ret = check_fail(c, -EIO, "%s %s: status %d",
+				 round ? "READ" : "WRITE", what, st);
+	return ret;
+}
+
+/* After the rounds: @s holds the pattern read back, the ring serves. */
+static int read_back_verified(struct check *c, int ret,
+			      const struct frontend_segment *s, unsigned int n)
+{
+	if (!ret)
+		ret = check_verify_segs(c, ATTACK_SECTOR, s, n);
+	return ret ?: check_still_serving(c, ATTACK_SECTOR);
+}
+
+/*
  * One grant in many segments: 11 whole-page reads into the same page
  * (OKAY, the page holds one of them), then 8 one-sector segments of one
  * page, each its own sector, written and read back: the page is the
@@ -355,33 +392,84 @@ static int attack_same_page_many_segments(struct check *c)
 	if (!ret && st != BLKIF_RSP_OKAY)
 		ret = check_fail(c, -EIO, "11 reads into one page: %d", st);
 	for (unsigned int op = 0; !ret && op < 2; op++) {
-		r.operation = op ? BLKIF_OP_READ : BLKIF_OP_WRITE;
+		r.operation = prepare_round(c, op, ATTACK_SECTOR, &whole, 1);
 		r.nr_segments = SECTS_PER_PAGE;
 		r.id = RAW_ID_BASE + 0x3001 + op;
 		for (uint8_t i = 0; i < SECTS_PER_PAGE; i++)
 			r.seg[i] = (typeof(r.seg[0])){ gref, i, i };
-		if (op)
-			check_poison_segs(c, &whole, 1);
-		else
-			check_fill_segs(c, ATTACK_SECTOR, &whole, 1);
 		ret = frontend_queue_raw(c->fe, &r);
 		if (!ret)
 			ret = check_await(c, r.id, &st);
-		if (!ret && st != BLKIF_RSP_OKAY)
-			ret = check_fail(c, -EIO,
-					 "%s of 8 one-sector segments of one "
-					 "page: %d",
-					 op ? "READ" : "WRITE", st);
+		ret = round_okay(c, ret, op, st,
+				 "of 8 one-sector segments of one page");
 	}
-	if (!ret)
-		ret = check_verify_segs(c, ATTACK_SECTOR, &whole, 1);
 	if (!ret && xensim_grant_end(frontend_domain(c->fe), gref) < 0 &&
 	    !frontend_disk_info(c->fe)->persistent)
 		ret = check_fail(c, -EIO, "grant %u still in use", gref);
-	return ret ?: check_still_serving(c, ATTACK_SECTOR);
+	return read_back_verified(c, ret, &whole, 1);
 }
 
 /* ---- the request rewritten while the backend works on it ---- */
+
+/* What a racing guest tallies: answers OKAY, and answers refused. */
+struct race {
+	unsigned int ok, refused;
+};
+
+/*
+ * Push the request just queued (@queued: how queueing went) and flip it
+ * between its bad form and its good one (@flip) as fast as the guest
+ * can, until its answer comes; tally the answer.
+ */
+static int race_round(struct check *c, unsigned int round, int queued,
+		      void (*flip)(struct check *c, void *arg, bool good),
+		      void *arg, struct race *tally)
+{
+	struct frontend_response rsp;
+	int ret = queued ?: frontend_push(c->fe);
+
+	if (ret < 0)
+		return check_fail(c, ret, "cannot send round %u", round);
+	for (unsigned int n = 0;; n++) {
+		flip(c, arg, n & 1);
+		ret = frontend_wait(c->fe, &rsp, 0);
+		if (ret > 0)
+			break;
+		if (ret != -ETIMEDOUT)
+			return check_fail(c, ret, "round %u: %s", round,
+					  strerror(-ret));
+		if (n > RACE_MAX_FLIPS)
+			return check_fail(c, -ETIMEDOUT, "round %u: no answer",
+					  round);
+	}
+	if (rsp.status == BLKIF_RSP_OKAY)
+		tally->ok++;
+	else
+		tally->refused++;
+	return 0;
+}
+
+/* Tell the test how the races went; then the ring must still serve. */
+static int race_report(struct check *c, int ret, const char *what,
+		       const struct race *tally)
+{
+	if (ret < 0)
+		return ret;
+	fprintf(c->out, "%s: %u OKAY, %u refused\n", what, tally->ok,
+		tally->refused);
+	return check_still_serving(c, ATTACK_SECTOR);
+}
+
+struct slot_forms {
+	struct frontend_request good, bad;
+};
+
+static void flip_slot(struct check *c, void *arg, bool good)
+{
+	struct slot_forms *f = arg;
+
+	frontend_rewrite_last(c->fe, 0, good ? &f->good : &f->bad);
+}
 
 /*
  * A write of the pattern at ATTACK_SECTOR, whose sector and segment the
@@ -393,53 +481,28 @@ static int attack_same_page_many_segments(struct check *c)
 static int attack_double_fetch(struct check *c)
 {
 	const struct frontend_segment s = { 1, 0, SECTS_PER_PAGE - 1 };
-	uint64_t sectors = frontend_disk_info(c->fe)->sectors;
-	struct frontend_request good = { .operation = BLKIF_OP_WRITE,
-					 .nr_segments = 1,
-					 .sector_number = ATTACK_SECTOR };
-	struct frontend_request bad;
-	unsigned int ok = 0, refused = 0;
+	struct slot_forms f = { .good = { .operation = BLKIF_OP_WRITE,
+					  .nr_segments = 1,
+					  .sector_number = ATTACK_SECTOR } };
+	struct race tally = { 0, 0 };
 	grant_ref_t gref;
 	int ret = grant_page_to(c, 1, backend_domid(c), false, &gref);
 
 	if (ret < 0)
 		return ret;
-	good.seg[0] = (typeof(good.seg[0])){ gref, 0, SECTS_PER_PAGE - 1 };
-	bad = good;
-	bad.sector_number = sectors + 64;
-	bad.seg[0] = (typeof(bad.seg[0])){ NEVER_GRANTED, 3, 9 };
+	f.good.seg[0] = (typeof(f.good.seg[0])){ gref, 0, SECTS_PER_PAGE - 1 };
+	f.bad = f.good;
+	f.bad.sector_number = frontend_disk_info(c->fe)->sectors + 64;
+	f.bad.seg[0] = (typeof(f.bad.seg[0])){ NEVER_GRANTED, 3, 9 };
 	check_fill_segs(c, ATTACK_SECTOR, &s, 1);
-	for (unsigned int i = 0; i < RACE_ROUNDS; i++) {
-		struct frontend_response rsp;
-
-		good.id = RAW_ID_BASE + 0x4000 + i;
-		ret = frontend_queue_raw(c->fe, &good);
-		if (!ret)
-			ret = frontend_push(c->fe);
-		if (ret < 0)
-			return check_fail(c, ret, "cannot send round %u", i);
-		for (unsigned int flip = 0;; flip++) {
-			frontend_rewrite_last(c->fe, 0,
-					      flip & 1 ? &good : &bad);
-			ret = frontend_wait(c->fe, &rsp, 0);
-			if (ret > 0)
-				break;
-			if (ret != -ETIMEDOUT)
-				return check_fail(c, ret, "round %u: %s", i,
-						  strerror(-ret));
-			if (flip > 50000000u)
-				return check_fail(c, -ETIMEDOUT,
-						  "round %u: no answer", i);
-		}
-		if (rsp.status == BLKIF_RSP_OKAY)
-			ok++;
-		else
-			refused++;
+	for (unsigned int i = 0; !ret && i < RACE_ROUNDS; i++) {
+		f.good.id = RAW_ID_BASE + 0x4000 + i;
+		ret = race_round(c, i, frontend_queue_raw(c->fe, &f.good),
+				 flip_slot, &f, &tally);
 	}
-	fprintf(c->out, "double fetch: %u OKAY, %u refused\n", ok, refused);
 	if (!frontend_disk_info(c->fe)->persistent)
 		xensim_grant_end(frontend_domain(c->fe), gref);
-	return check_still_serving(c, ATTACK_SECTOR);
+	return race_report(c, ret, "double fetch", &tally);
 }
 
 /* ---- indirect page lists ---- */
@@ -531,22 +594,27 @@ static int attack_indirect_junk_pages(struct check *c)
 	for (unsigned int i = 0; i < 16; i++)
 		s[i] = (struct frontend_segment){ i, 0, SECTS_PER_PAGE - 1 };
 	for (unsigned int op = 0; !ret && op < 2; op++) {
-		r.indirect_op = op ? BLKIF_OP_READ : BLKIF_OP_WRITE;
+		r.indirect_op = prepare_round(c, op, ATTACK_SECTOR, s, 16);
 		r.id = RAW_ID_BASE + 0x5100 + op;
-		if (op)
-			check_poison_segs(c, s, 16);
-		else
-			check_fill_segs(c, ATTACK_SECTOR, s, 16);
 		ret = send_indirect(c, &r, e, 16, 1, &st);
-		if (!ret && st != BLKIF_RSP_OKAY)
-			ret = check_fail(c, -EIO,
-					 "indirect %s with junk in unused page "
-					 "references: %d",
-					 op ? "READ" : "WRITE", st);
+		ret = round_okay(c, ret, op, st,
+				 "indirect, junk in the unused page "
+				 "references");
 	}
-	if (!ret)
-		ret = check_verify_segs(c, ATTACK_SECTOR, s, 16);
-	return ret ?: check_still_serving(c, ATTACK_SECTOR);
+	return read_back_verified(c, ret, s, 16);
+}
+
+struct page_forms {
+	struct blkif_request_segment good[16], bad[16];
+	grant_ref_t pages[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+};
+
+static void flip_indirect_page(struct check *c, void *arg, bool good)
+{
+	struct page_forms *f = arg;
+
+	frontend_raw_indirect_pages(c->fe, 0, good ? f->good : f->bad, 16,
+				    f->pages);
 }
 
 /*
@@ -556,56 +624,37 @@ static int attack_indirect_junk_pages(struct check *c)
  */
 static int attack_indirect_rewrite(struct check *c)
 {
-	struct blkif_request_segment good[16], bad[16];
-	grant_ref_t pages[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+	struct page_forms f;
 	struct frontend_segment s[16];
-	unsigned int ok = 0, refused = 0;
+	struct race tally = { 0, 0 };
 	int ret = need_indirect(c, 16);
 
 	if (ret < 0)
 		return ret;
-	indirect_entries(c, good, 16);
+	indirect_entries(c, f.good, 16);
 	for (unsigned int i = 0; i < 16; i++) {
-		bad[i] = (struct blkif_request_segment){ .gref = NEVER_GRANTED,
-							 .first_sect = 2,
-							 .last_sect = 9 };
+		f.bad[i] = (struct blkif_request_segment){
+			.gref = NEVER_GRANTED, .first_sect = 2, .last_sect = 9
+		};
 		s[i] = (struct frontend_segment){ i, 0, SECTS_PER_PAGE - 1 };
 	}
 	check_fill_segs(c, ATTACK_SECTOR, s, 16);
-	for (unsigned int i = 0; i < RACE_ROUNDS / 4; i++) {
+	for (unsigned int i = 0; !ret && i < RACE_ROUNDS / 4; i++) {
 		struct frontend_indirect_request r = {
 			.indirect_op = BLKIF_OP_WRITE,
 			.nr_segments = 16,
 			.id = RAW_ID_BASE + 0x6000 + i,
 			.sector_number = ATTACK_SECTOR,
 		};
-		struct frontend_response rsp;
 
-		ret = frontend_raw_indirect_pages(c->fe, 0, good, 16, pages);
-		r.indirect_grefs[0] = pages[0];
-		if (!ret)
-			ret = frontend_queue_raw_indirect(c->fe, 0, &r);
-		if (!ret)
-			ret = frontend_push(c->fe);
-		if (ret < 0)
-			return check_fail(c, ret, "cannot send round %u", i);
-		for (unsigned int flip = 0;; flip++) {
-			frontend_raw_indirect_pages(
-				c->fe, 0, flip & 1 ? good : bad, 16, pages);
-			ret = frontend_wait(c->fe, &rsp, 0);
-			if (ret > 0)
-				break;
-			if (ret != -ETIMEDOUT)
-				return check_fail(c, ret, "round %u: %s", i,
-						  strerror(-ret));
-		}
-		if (rsp.status == BLKIF_RSP_OKAY)
-			ok++;
-		else
-			refused++;
+		ret = frontend_raw_indirect_pages(c->fe, 0, f.good, 16,
+						  f.pages);
+		r.indirect_grefs[0] = f.pages[0];
+		ret = race_round(
+			c, i, ret ?: frontend_queue_raw_indirect(c->fe, 0, &r),
+			flip_indirect_page, &f, &tally);
 	}
-	fprintf(c->out, "indirect rewrite: %u OKAY, %u refused\n", ok, refused);
-	return check_still_serving(c, ATTACK_SECTOR);
+	return race_report(c, ret, "indirect rewrite", &tally);
 }
 
 /* ---- operations ---- */
