@@ -97,7 +97,7 @@ attack 1 answered indirect-rewrite
 attack 1 answered indirect-missing-page
 attack 1 answered indirect-junk-pages
 # Notifications and responses.
-attack 1 answered never-consume
+attack 1 answered never-consume --ring-order 0
 attack 1 answered evtchn-storm
 # Lies about the ring indexes break that ring only.
 attack 1 broken prod-beyond-ring

@@ -89,9 +89,9 @@ static int attack_prod_backwards(struct check *c)
 /* ---- responses never consumed, notification storms ---- */
 
 /*
- * Fill every request slot with reads, push, and leave the answers on the
- * ring for two seconds while poking the backend; then take them: each
- * must be OKAY.
+ * Fill every request slot with reads (with a one-page ring, the whole
+ * ring), push, and leave the answers on the ring for two seconds while
+ * poking the backend; then take them: each must be OKAY.
  */
 static int attack_never_consume(struct check *c)
 {
@@ -107,6 +107,8 @@ static int attack_never_consume(struct check *c)
 			return check_fail(c, ret, "cannot queue read %u", n);
 		n++;
 	}
+	fprintf(c->out, "%u answers left on a ring of %u\n", n,
+		frontend_disk_info(c->fe)->ring_size);
 	ret = frontend_push(c->fe);
 	for (unsigned int i = 0; !ret && i < 20; i++) {
 		poll(NULL, 0, 100);
