@@ -138,7 +138,8 @@ cleanup() {
 	done
 	# After the daemon, which holds images open on them.
 	for m in $SCRATCH_MOUNTS; do
-		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		umount "$m" 2>/dev/null || fusermount3 -u "$m" 2>/dev/null ||
+			umount -l "$m" 2>/dev/null
 	done
 	if [ -n "${KEEP:-}" ]; then
 		note "kept $WORK"
