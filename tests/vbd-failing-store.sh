@@ -4,10 +4,12 @@
 # while a trigger file exists (nbdkit's error filter: when), a read-only
 # one whose reads fail in one region only (nbdkit's ddrescue filter:
 # where); then an image on a file system that fills up, and an image
-# truncated under the daemon. Each time the guest gets error answers
-# promptly (not a hang), the daemon counts them by disk and operation
-# and keeps serving, the failing disk works again once the store does,
-# and another guest does verified I/O throughout.
+# truncated under the daemon; and writes and reads failing on an NBD
+# server (nbdkit's error filter again) behind the daemon's NBD backend.
+# Each time the guest gets error answers promptly (not a hang), the
+# daemon counts them by disk and operation and keeps serving, the failing
+# disk works again once the store does, and another guest does verified
+# I/O throughout.
 . "$top_srcdir/tests/lib.sh"
 requires nbdkit nbdfuse fusermount3
 [ -c /dev/fuse ] ||
@@ -124,6 +126,24 @@ fails_promptly 3 READ "a bad region" --seed "$SEED" --preexisting \
 grep -q "FAILED: .* READ id [0-9]* sector 2048 " "$WORK/front-3.out" ||
 	fail "the first failed read is not at the bad region (sector 2048):" \
 		"$(grep FAILED "$WORK/front-3.out")"
+
+# ---- the same, through the daemon's NBD backend ----
+write_pattern "$WORK/nbd.base" "$SECTORS" "$SEED"
+nbdkit --unix "$WORK/nbd.sock" --pidfile "$WORK/nbd.pid" --filter=error \
+	file "$WORK/nbd.base" error-pwrite-rate=1 \
+	error-pwrite-file="$WORK/fail-writes" error-pread-rate=1 \
+	error-pread-file="$WORK/fail-reads" >"$WORK/nbd.log" 2>&1 ||
+	fail "nbdkit did not start: $(cat "$WORK/nbd.log")"
+BG_PIDS="$BG_PIDS $(cat "$WORK/nbd.pid")"
+guest_on 6 "nbd+unix:///?socket=$WORK/nbd.sock"
+touch "$WORK/fail-writes"
+fails_promptly 6 WRITE "NBD writes failing" --seed "$SEED" --ops 200 --verify
+rm "$WORK/fail-writes"
+touch "$WORK/fail-reads"
+fails_promptly 6 READ "NBD reads failing" --seed "$SEED" --ops 200 \
+	--preexisting
+rm "$WORK/fail-reads"
+blkfront 6 --seed "$SEED" --ops 200 --verify >/dev/null
 
 # ---- a full file system ----
 mkdir "$WORK/small"
