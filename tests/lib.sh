@@ -28,6 +28,7 @@ WORK=
 DAEMON_PID=
 BG_PIDS=
 SIM_HOSTS=
+SCRATCH_MOUNTS=
 FAILED=0
 
 # ---- outcomes ----
@@ -88,6 +89,8 @@ package_of() {
 	nbdkit) echo nbdkit ;;
 	qemu-img) echo qemu-utils ;;
 	qemu-storage-daemon) echo qemu-system-common ;;
+	nbdfuse) echo libnbd-bin ;;
+	fusermount3) echo fuse3 ;;
 	esac
 }
 
@@ -133,6 +136,11 @@ cleanup() {
 	for h in $SIM_HOSTS; do
 		"$XENSIM_HOST" stop "$WORK/$h" >/dev/null 2>&1
 	done
+	# After the daemon, which holds images open on them.
+	for m in $SCRATCH_MOUNTS; do
+		umount "$m" 2>/dev/null || fusermount3 -u "$m" 2>/dev/null ||
+			umount -l "$m" 2>/dev/null
+	done
 	if [ -n "${KEEP:-}" ]; then
 		note "kept $WORK"
 	elif [ -n "$WORK" ]; then
@@ -142,8 +150,10 @@ cleanup() {
 }
 
 # scratch_dir: $WORK, a new directory that the EXIT trap removes together
-# with everything started in it: the processes in BG_PIDS, the daemon, and
-# the simulated hosts named (relative to $WORK) in SIM_HOSTS.
+# with everything started in it: the processes in BG_PIDS, the daemon, the
+# simulated hosts named (relative to $WORK) in SIM_HOSTS, and the file
+# systems mounted at the absolute paths in SCRATCH_MOUNTS (unmounted after
+# the daemon stops).
 scratch_dir() {
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-$T.XXXXXX") ||
 		hard_error "mktemp failed"
@@ -402,6 +412,45 @@ hold_wait() {
 hold_end() {
 	exec 3>&-
 	blkfront_wait "$HOLD_DOMID" "$HOLD_PID" "held guest failed"
+}
+
+# good_guest_start DOMID: a well-behaved guest in the background, doing
+# verified runs of 2 s back to back (reconnecting each time) until
+# good_guest_stop; each run's outcome is a line of $WORK/good.status.
+good_guest_start() {
+	GOOD_DOMID=$1
+	: >"$WORK/good.status"
+	(
+		while [ ! -e "$WORK/stop-good" ]; do
+			if "$BLKFRONT" --domid "$GOOD_DOMID" --seconds 2 \
+				--depth 4 --verify >>"$WORK/front-$GOOD_DOMID.out" 2>&1; then
+				echo ok >>"$WORK/good.status"
+			else
+				echo failed >>"$WORK/good.status"
+				break
+			fi
+		done
+	) &
+	GOOD_PID=$!
+	BG_PIDS="$BG_PIDS $GOOD_PID"
+}
+
+# assert_good_guest WHAT: the well-behaved guest has not failed so far.
+assert_good_guest() {
+	grep -q failed "$WORK/good.status" &&
+		fail "the well-behaved guest (dom $GOOD_DOMID) failed during $1"
+	return 0
+}
+
+# good_guest_stop MIN_RUNS: let it finish its run; it must never have
+# failed and must have completed at least MIN_RUNS runs (printed).
+good_guest_stop() {
+	: >"$WORK/stop-good"
+	wait "$GOOD_PID"
+	assert_good_guest "the test"
+	GOOD_RUNS=$(grep -c ok "$WORK/good.status")
+	[ "$GOOD_RUNS" -ge "$1" ] ||
+		fail "the well-behaved guest completed only $GOOD_RUNS runs"
 }
 
 # connected_line DOMID: the frontend's "connected: ..." line of its last run

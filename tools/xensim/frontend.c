@@ -728,13 +728,13 @@ static void *next_request_slot(struct frontend *fe, struct fe_queue *fq)
 	return slot;
 }
 
-/* Both ABIs name the same fields; one macro fills either slot type. */
-#define FILL_RW(r, req)                                                        \
+/*
+ * Both ABIs name the same fields; one macro fills either slot type. The
+ * sector and the segments are the fields no response overlaps (the
+ * response's 12 or 16 bytes cover operation to id).
+ */
+#define FILL_SECTOR_AND_SEGMENTS(r, req)                                       \
 	do {                                                                   \
-		(r)->operation = (req)->operation;                             \
-		(r)->nr_segments = (req)->nr_segments;                         \
-		(r)->handle = (req)->handle;                                   \
-		(r)->id = (req)->id;                                           \
 		(r)->sector_number = (req)->sector_number;                     \
 		for (unsigned int i_ = 0; i_ < BLKIF_MAX_SEGMENTS_PER_REQUEST; \
 		     i_++) {                                                   \
@@ -742,6 +742,15 @@ static void *next_request_slot(struct frontend *fe, struct fe_queue *fq)
 			(r)->seg[i_].first_sect = (req)->seg[i_].first_sect;   \
 			(r)->seg[i_].last_sect = (req)->seg[i_].last_sect;     \
 		}                                                              \
+	} while (0)
+
+#define FILL_RW(r, req)                                \
+	do {                                           \
+		(r)->operation = (req)->operation;     \
+		(r)->nr_segments = (req)->nr_segments; \
+		(r)->handle = (req)->handle;           \
+		(r)->id = (req)->id;                   \
+		FILL_SECTOR_AND_SEGMENTS(r, req);      \
 	} while (0)
 
 #define FILL_INDIRECT(r, req)                                      \
@@ -1208,6 +1217,65 @@ int frontend_wait(struct frontend *fe, struct frontend_response *rsp,
 		  int timeout_ms)
 {
 	return frontend_wait_on(fe, 0, rsp, timeout_ms);
+}
+
+/* ---- hostile hooks ---- */
+
+struct xensim_domain *frontend_domain(struct frontend *fe)
+{
+	return fe->dom;
+}
+
+uint32_t frontend_data_pfn(const struct frontend *fe, uint32_t page)
+{
+	return fe->data_pfn + page;
+}
+
+uint32_t frontend_req_prod_pvt(const struct frontend *fe, unsigned int q)
+{
+	const struct fe_queue *fq = &fe->queue[q];
+
+	return fe->is_x86_64 ? fq->ring.r64.req_prod_pvt
+			     : fq->ring.r32.req_prod_pvt;
+}
+
+int frontend_notify(struct frontend *fe, unsigned int q)
+{
+	struct fe_queue *fq = &fe->queue[q];
+
+	return xensim_evtchn_notify(fq->dom, (uint32_t)fq->port);
+}
+
+int frontend_set_req_prod(struct frontend *fe, unsigned int q, uint32_t value)
+{
+	struct fe_queue *fq = &fe->queue[q];
+
+	xen_wmb();
+	if (fe->is_x86_64)
+		fq->ring.r64.sring->req_prod = value;
+	else
+		fq->ring.r32.sring->req_prod = value;
+	return frontend_notify(fe, q);
+}
+
+void frontend_rewrite_last(struct frontend *fe, unsigned int q,
+			   const struct frontend_request *req)
+{
+	struct fe_queue *fq = &fe->queue[q];
+
+	if (fe->is_x86_64) {
+		struct blkif_x86_64_front_ring *r = &fq->ring.r64;
+		union blkif_x86_64_slot *slot =
+			(void *)RING_GET_REQUEST(r, r->req_prod_pvt - 1);
+
+		FILL_SECTOR_AND_SEGMENTS(&slot->rw, req);
+	} else {
+		struct blkif_x86_32_front_ring *r = &fq->ring.r32;
+		union blkif_x86_32_slot *slot =
+			(void *)RING_GET_REQUEST(r, r->req_prod_pvt - 1);
+
+		FILL_SECTOR_AND_SEGMENTS(&slot->rw, req);
+	}
 }
 
 /* ---- state ---- */

@@ -123,6 +123,7 @@ struct frontend_response {
 };
 
 struct frontend;
+struct xensim_domain;
 
 /*
  * Wait for backend state 2, read its features, choose ring order, queues
@@ -220,5 +221,31 @@ int frontend_wait_resize(struct frontend *fe, int timeout_ms);
 int frontend_close(struct frontend *fe);
 /* Free without any handshake (the guest vanished). */
 void frontend_abandon(struct frontend *fe);
+
+/*
+ * ---- hostile hooks: what a misbehaving guest does to its own ring ----
+ * For the attack checks only; same thread rules as the queue calls.
+ */
+
+/* The guest's own domain (to grant pages as it likes) and a data page's
+ * frame in it. */
+struct xensim_domain *frontend_domain(struct frontend *fe);
+uint32_t frontend_data_pfn(const struct frontend *fe, uint32_t page);
+/* Requests written into queue @q's ring so far (the private producer). */
+uint32_t frontend_req_prod_pvt(const struct frontend *fe, unsigned int q);
+/* Notify the backend, whatever req_event says. */
+int frontend_notify(struct frontend *fe, unsigned int q);
+/* Publish @value as req_prod, however impossible, and notify. */
+int frontend_set_req_prod(struct frontend *fe, unsigned int q, uint32_t value);
+/*
+ * Rewrite sector_number and the segments of the request queued last on
+ * queue @q, in place on the shared ring, after it may have been pushed
+ * (a double-fetch attack). Only those fields: the response, written into
+ * the same slot, overlaps the first 12 bytes (operation, nr_segments,
+ * handle, id), so rewriting them would corrupt the answer, not the
+ * request.
+ */
+void frontend_rewrite_last(struct frontend *fe, unsigned int q,
+			   const struct frontend_request *req);
 
 #endif /* XENSIM_FRONTEND_H */

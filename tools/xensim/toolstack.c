@@ -490,6 +490,57 @@ int toolstack_disk_attach(struct xs_handle *xs,
 	return run_hotplug_script(xs, &p, "add", err);
 }
 
+static unsigned int path_depth(const char *path)
+{
+	unsigned int n = 0;
+
+	for (; *path; path++)
+		n += *path == '/';
+	return n;
+}
+
+/*
+ * Remove @path, then each parent it leaves empty, up to (not including)
+ * the domain's own directory /local/domain/N.
+ */
+static void remove_with_empty_parents(struct xs_handle *xs, xs_transaction_t t,
+				      const char *path)
+{
+	char dir[256];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	xs_rm(xs, t, dir);
+	while ((slash = strrchr(dir, '/'))) {
+		unsigned int n = 0;
+		char **left;
+
+		*slash = '\0';
+		if (path_depth(dir) <= 3)
+			return;
+		left = xs_directory(xs, t, dir, &n);
+		free(left);
+		if (!left || n)
+			return;
+		xs_rm(xs, t, dir);
+	}
+}
+
+/*
+ * As libxl removes a device: both trees in one transaction, with the
+ * directories they leave empty (the backend's per-domain directory), so
+ * that a backend never sees one tree without the other.
+ */
+static int remove_disk_nodes(struct xs_handle *xs, xs_transaction_t t,
+			     const void *arg)
+{
+	const struct disk_paths *p = arg;
+
+	remove_with_empty_parents(xs, t, p->fe);
+	remove_with_empty_parents(xs, t, p->be);
+	return 0;
+}
+
 static int write_unplug(struct xs_handle *xs, xs_transaction_t t,
 			const void *arg)
 {
@@ -543,9 +594,7 @@ int toolstack_disk_detach(struct xs_handle *xs,
 		if (ret < 0 && !first)
 			first = ret;
 	}
-	if (!keep_nodes) {
-		xs_rm(xs, XBT_NULL, p.fe);
-		xs_rm(xs, XBT_NULL, p.be);
-	}
+	if (!keep_nodes)
+		run_transaction(xs, remove_disk_nodes, &p);
 	return first;
 }

@@ -4,7 +4,7 @@
  * whose correct outcome is known exactly (data, or an error status) and
  * then proves the ring still serves ordinary I/O.
  */
-#include "tools/xensim/workload.h"
+#include "tools/xensim/workload-check.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,21 +15,8 @@
 #define SECT WORKLOAD_SECTOR
 #define SECTS_PER_PAGE BLKIF_SECTORS_PER_PAGE
 #define MAX_SEGS BLKIF_MAX_SEGMENTS_PER_REQUEST
-#define CHECK_TIMEOUT_MS 10000
-/* Ids of raw requests, far from the library's own counter. */
-#define RAW_ID_BASE 0x5eed000000000000ull
 
-struct check {
-	struct frontend *fe;
-	uint64_t seed;
-	FILE *in, *out;
-	char *why;
-	size_t why_len;
-};
-
-static int fail(struct check *c, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(struct check *c, int err, const char *fmt, ...)
+int check_fail(struct check *c, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -40,54 +27,55 @@ static int fail(struct check *c, int err, const char *fmt, ...)
 }
 
 /* Push what is queued and wait for exactly one response. */
-static int await_status(struct check *c, uint64_t id, int16_t *status)
+int check_await(struct check *c, uint64_t id, int16_t *status)
 {
 	struct frontend_response rsp;
 	int ret;
 
 	ret = frontend_push(c->fe);
 	if (ret < 0)
-		return fail(c, ret, "notify failed: %s", strerror(-ret));
+		return check_fail(c, ret, "notify failed: %s", strerror(-ret));
 	ret = frontend_wait(c->fe, &rsp, CHECK_TIMEOUT_MS);
 	if (ret < 0)
-		return fail(c, ret, "request id %" PRIu64 ": %s", id,
-			    ret == -ETIMEDOUT ? "no response in 10 s"
-					      : "bad response");
+		return check_fail(c, ret, "request id %" PRIu64 ": %s", id,
+				  ret == -ETIMEDOUT ? "no response in 10 s"
+						    : "bad response");
 	if (rsp.id != id)
-		return fail(c, -EPROTO,
-			    "expected response %" PRIu64 ", got %" PRIu64, id,
-			    rsp.id);
+		return check_fail(c, -EPROTO,
+				  "expected response %" PRIu64 ", got %" PRIu64,
+				  id, rsp.id);
 	*status = rsp.status;
 	return 0;
 }
 
-static int rw(struct check *c, uint8_t op, uint64_t sector,
-	      const struct frontend_segment *segs, unsigned int nr,
-	      int16_t *status)
+int check_rw(struct check *c, uint8_t op, uint64_t sector,
+	     const struct frontend_segment *segs, unsigned int nr,
+	     int16_t *status)
 {
 	uint64_t id;
 	int ret;
 
 	ret = frontend_queue_rw(c->fe, op, sector, segs, nr, &id);
 	if (ret < 0)
-		return fail(c, ret, "cannot queue: %s", strerror(-ret));
-	return await_status(c, id, status);
+		return check_fail(c, ret, "cannot queue: %s", strerror(-ret));
+	return check_await(c, id, status);
 }
 
-static int rw_ok(struct check *c, uint8_t op, uint64_t sector,
-		 const struct frontend_segment *segs, unsigned int nr)
+int check_rw_ok(struct check *c, uint8_t op, uint64_t sector,
+		const struct frontend_segment *segs, unsigned int nr)
 {
 	int16_t st;
-	int ret = rw(c, op, sector, segs, nr, &st);
+	int ret = check_rw(c, op, sector, segs, nr, &st);
 
 	if (ret < 0)
 		return ret;
 	if (st != BLKIF_RSP_OKAY)
-		return fail(c, -EIO,
-			    "%s at sector %" PRIu64 " (%u segments) failed "
-			    "with status %d",
-			    op == BLKIF_OP_READ ? "READ" : "WRITE", sector, nr,
-			    st);
+		return check_fail(c, -EIO,
+				  "%s at sector %" PRIu64 " (%u segments) "
+							  "failed "
+				  "with status %d",
+				  op == BLKIF_OP_READ ? "READ" : "WRITE",
+				  sector, nr, st);
 	return 0;
 }
 
@@ -97,8 +85,8 @@ static void *seg_data(struct check *c, const struct frontend_segment *s)
 	       (size_t)s->first_sect * SECT;
 }
 
-static void fill_segs(struct check *c, uint64_t sector,
-		      const struct frontend_segment *s, unsigned int nr)
+void check_fill_segs(struct check *c, uint64_t sector,
+		     const struct frontend_segment *s, unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++) {
 		uint32_t n = (uint32_t)s[i].last_sect - s[i].first_sect + 1;
@@ -108,8 +96,8 @@ static void fill_segs(struct check *c, uint64_t sector,
 	}
 }
 
-static void poison_segs(struct check *c, const struct frontend_segment *s,
-			unsigned int nr)
+void check_poison_segs(struct check *c, const struct frontend_segment *s,
+		       unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++)
 		memset(frontend_data_page(c->fe, s[i].page), 0x5a,
@@ -120,8 +108,8 @@ static void poison_segs(struct check *c, const struct frontend_segment *s,
  * Check the pattern in each segment and that the sectors of the page
  * outside [first_sect, last_sect] still hold the poison.
  */
-static int verify_segs(struct check *c, uint64_t sector,
-		       const struct frontend_segment *s, unsigned int nr)
+int check_verify_segs(struct check *c, uint64_t sector,
+		      const struct frontend_segment *s, unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++) {
 		const unsigned char *page =
@@ -131,23 +119,25 @@ static int verify_segs(struct check *c, uint64_t sector,
 						  seg_data(c, &s[i]), n);
 
 		if (bad >= 0)
-			return fail(c, -EIO,
-				    "data mismatch at sector %" PRIu64
-				    " byte %ld (segment %u, sectors %u-%u)",
-				    sector + (uint64_t)bad / SECT, bad % SECT,
-				    i, s[i].first_sect, s[i].last_sect);
+			return check_fail(c, -EIO,
+					  "data mismatch at sector %" PRIu64
+					  " byte %ld (segment %u, sectors "
+					  "%u-%u)",
+					  sector + (uint64_t)bad / SECT,
+					  bad % SECT, i, s[i].first_sect,
+					  s[i].last_sect);
 		for (uint32_t b = 0; b < BLKIF_PAGE_SIZE; b++) {
 			uint32_t sec = b / SECT;
 
 			if (sec >= s[i].first_sect && sec <= s[i].last_sect)
 				continue;
 			if (page[b] != 0x5a)
-				return fail(c, -EIO,
-					    "segment %u (sectors %u-%u): "
-					    "backend wrote page byte %u "
-					    "outside the segment",
-					    i, s[i].first_sect, s[i].last_sect,
-					    b);
+				return check_fail(c, -EIO,
+						  "segment %u (sectors %u-%u): "
+						  "backend wrote page byte %u "
+						  "outside the segment",
+						  i, s[i].first_sect,
+						  s[i].last_sect, b);
 		}
 		sector += n;
 	}
@@ -160,19 +150,19 @@ static int write_then_verify(struct check *c, uint64_t sector,
 {
 	int ret;
 
-	fill_segs(c, sector, w, wn);
-	ret = rw_ok(c, BLKIF_OP_WRITE, sector, w, wn);
+	check_fill_segs(c, sector, w, wn);
+	ret = check_rw_ok(c, BLKIF_OP_WRITE, sector, w, wn);
 	if (ret < 0)
 		return ret;
-	poison_segs(c, r, rn);
-	ret = rw_ok(c, BLKIF_OP_READ, sector, r, rn);
+	check_poison_segs(c, r, rn);
+	ret = check_rw_ok(c, BLKIF_OP_READ, sector, r, rn);
 	if (ret < 0)
 		return ret;
-	return verify_segs(c, sector, r, rn);
+	return check_verify_segs(c, sector, r, rn);
 }
 
 /* One full page at data page 0: the "ring still works" probe. */
-static int still_serving(struct check *c, uint64_t sector)
+int check_still_serving(struct check *c, uint64_t sector)
 {
 	const struct frontend_segment s = { 0, 0, SECTS_PER_PAGE - 1 };
 
@@ -204,12 +194,13 @@ static int check_full_11(struct check *c)
 		struct frontend_segment one = { 2 * MAX_SEGS, 0,
 						SECTS_PER_PAGE - 1 };
 
-		poison_segs(c, &one, 1);
-		ret = rw_ok(c, BLKIF_OP_READ, sector + i * SECTS_PER_PAGE, &one,
-			    1);
+		check_poison_segs(c, &one, 1);
+		ret = check_rw_ok(c, BLKIF_OP_READ, sector + i * SECTS_PER_PAGE,
+				  &one, 1);
 		if (ret < 0)
 			return ret;
-		ret = verify_segs(c, sector + i * SECTS_PER_PAGE, &one, 1);
+		ret = check_verify_segs(c, sector + i * SECTS_PER_PAGE, &one,
+					1);
 		if (ret < 0)
 			return ret;
 	}
@@ -257,13 +248,14 @@ static int expect_error(struct check *c, const char *what, uint8_t op,
 			unsigned int nr)
 {
 	int16_t st;
-	int ret = rw(c, op, sector, s, nr, &st);
+	int ret = check_rw(c, op, sector, s, nr, &st);
 
 	if (ret < 0)
 		return ret;
 	if (st == BLKIF_RSP_OKAY)
-		return fail(c, -EIO,
-			    "%s: backend answered OKAY, wanted an error", what);
+		return check_fail(c, -EIO,
+				  "%s: backend answered OKAY, wanted an error",
+				  what);
 	return 0;
 }
 
@@ -291,7 +283,7 @@ static int check_past_end(struct check *c)
 	ret = write_then_verify(c, sectors - 1, &one, 1, &one, 1);
 	if (ret < 0)
 		return ret;
-	return still_serving(c, 0);
+	return check_still_serving(c, 0);
 }
 
 static int check_flush(struct check *c)
@@ -301,19 +293,19 @@ static int check_flush(struct check *c)
 	int ret;
 
 	if (!frontend_disk_info(c->fe)->feature_flush_cache)
-		return fail(c, -EOPNOTSUPP,
-			    "backend does not offer feature-flush-cache");
-	ret = still_serving(c, 64);
+		return check_fail(c, -EOPNOTSUPP,
+				  "backend does not offer feature-flush-cache");
+	ret = check_still_serving(c, 64);
 	if (ret < 0)
 		return ret;
 	ret = frontend_queue_flush(c->fe, &id);
 	if (ret < 0)
-		return fail(c, ret, "cannot queue flush");
-	ret = await_status(c, id, &st);
+		return check_fail(c, ret, "cannot queue flush");
+	ret = check_await(c, id, &st);
 	if (ret < 0)
 		return ret;
 	if (st != BLKIF_RSP_OKAY)
-		return fail(c, -EIO, "FLUSH failed with status %d", st);
+		return check_fail(c, -EIO, "FLUSH failed with status %d", st);
 	return 0;
 }
 
@@ -348,11 +340,11 @@ static int write_span(struct check *c, uint64_t bytes)
 				};
 				left -= len;
 			}
-			fill_segs(c, sector, s, nr);
+			check_fill_segs(c, sector, s, nr);
 			ret = frontend_queue_rw(c->fe, BLKIF_OP_WRITE, sector,
 						s, nr, NULL);
 			if (ret < 0)
-				return fail(c, ret, "cannot queue write");
+				return check_fail(c, ret, "cannot queue write");
 			sector += n;
 			slot++;
 			continue;
@@ -362,10 +354,12 @@ static int write_span(struct check *c, uint64_t bytes)
 		if (ret >= 0)
 			ret = frontend_wait(c->fe, &rsp, CHECK_TIMEOUT_MS);
 		if (ret < 0)
-			return fail(c, ret, "write stream: %s", strerror(-ret));
+			return check_fail(c, ret, "write stream: %s",
+					  strerror(-ret));
 		if (rsp.status != BLKIF_RSP_OKAY)
-			return fail(c, -EIO, "WRITE id %" PRIu64 " failed: %d",
-				    rsp.id, rsp.status);
+			return check_fail(c, -EIO,
+					  "WRITE id %" PRIu64 " failed: %d",
+					  rsp.id, rsp.status);
 	}
 	return 0;
 }
@@ -377,7 +371,7 @@ static int wait_for_go(struct check *c, const char *said)
 	fprintf(c->out, "%s\n", said);
 	fflush(c->out);
 	if (!fgets(line, sizeof(line), c->in))
-		return fail(c, -EPIPE, "no go-ahead after %s", said);
+		return check_fail(c, -EPIPE, "no go-ahead after %s", said);
 	return 0;
 }
 
@@ -399,12 +393,12 @@ static int check_flush_pause(struct check *c)
 		return ret;
 	ret = frontend_queue_flush(c->fe, &id);
 	if (ret < 0)
-		return fail(c, ret, "cannot queue flush");
-	ret = await_status(c, id, &st);
+		return check_fail(c, ret, "cannot queue flush");
+	ret = check_await(c, id, &st);
 	if (ret < 0)
 		return ret;
 	if (st != BLKIF_RSP_OKAY)
-		return fail(c, -EIO, "FLUSH failed with status %d", st);
+		return check_fail(c, -EIO, "FLUSH failed with status %d", st);
 	return wait_for_go(c, "FLUSHED");
 }
 
@@ -417,13 +411,14 @@ static int raw_expect_error(struct check *c, const char *what,
 	req->id = RAW_ID_BASE + n;
 	ret = frontend_queue_raw(c->fe, req);
 	if (ret < 0)
-		return fail(c, ret, "cannot queue %s", what);
-	ret = await_status(c, req->id, &st);
+		return check_fail(c, ret, "cannot queue %s", what);
+	ret = check_await(c, req->id, &st);
 	if (ret < 0)
 		return ret;
 	if (st == BLKIF_RSP_OKAY)
-		return fail(c, -EIO,
-			    "%s: backend answered OKAY, wanted an error", what);
+		return check_fail(c, -EIO,
+				  "%s: backend answered OKAY, wanted an error",
+				  what);
 	return 0;
 }
 
@@ -465,7 +460,7 @@ static int check_bad_requests(struct check *c)
 		TRY("barrier without feature-barrier",
 		    (r.operation = BLKIF_OP_WRITE_BARRIER));
 #undef TRY
-	return still_serving(c, 16);
+	return check_still_serving(c, 16);
 }
 
 /* ---- indirect segments ---- */
@@ -495,17 +490,19 @@ static int check_indirect(struct check *c)
 	int ret;
 
 	if (di->max_segments <= MAX_SEGS)
-		return fail(c, -EOPNOTSUPP,
-			    "no indirect segments negotiated (backend offers "
-			    "%u)",
-			    di->backend_max_indirect);
+		return check_fail(c, -EOPNOTSUPP,
+				  "no indirect segments negotiated (backend "
+				  "offers "
+				  "%u)",
+				  di->backend_max_indirect);
 	if (n > half)
 		n = half;
 	if ((sector + 2ull * n * SECTS_PER_PAGE + 16) > di->sectors)
-		return fail(c, -ENOSPC, "disk too small for %u segments", n);
+		return check_fail(c, -ENOSPC, "disk too small for %u segments",
+				  n);
 	w = page_run(n, 0);
 	r = page_run(n, n);
-	ret = w && r ? 0 : fail(c, -ENOMEM, "out of memory");
+	ret = w && r ? 0 : check_fail(c, -ENOMEM, "out of memory");
 	if (!ret)
 		ret = write_then_verify(c, sector, w, n, r, n);
 	/*
@@ -529,12 +526,13 @@ static int check_indirect(struct check *c)
 	/* What the big write left, seen through 11-segment reads. */
 	full_pages(w, n, 0);
 	for (unsigned int i = 0; !ret && i + MAX_SEGS <= n / 4; i += MAX_SEGS) {
-		poison_segs(c, w, MAX_SEGS);
-		ret = rw_ok(c, BLKIF_OP_READ, sector + 7 + i * SECTS_PER_PAGE,
-			    w, MAX_SEGS);
+		check_poison_segs(c, w, MAX_SEGS);
+		ret = check_rw_ok(c, BLKIF_OP_READ,
+				  sector + 7 + i * SECTS_PER_PAGE, w, MAX_SEGS);
 		if (!ret)
-			ret = verify_segs(c, sector + 7 + i * SECTS_PER_PAGE, w,
-					  MAX_SEGS);
+			ret = check_verify_segs(c,
+						sector + 7 + i * SECTS_PER_PAGE,
+						w, MAX_SEGS);
 	}
 	free(w);
 	free(r);
@@ -550,16 +548,16 @@ static int check_flush_data(struct check *c)
 	int ret;
 
 	if (!frontend_disk_info(c->fe)->feature_flush_cache)
-		return fail(c, -EOPNOTSUPP, "no feature-flush-cache");
+		return check_fail(c, -EOPNOTSUPP, "no feature-flush-cache");
 	full_pages(w, 4, 0);
 	full_pages(r, 4, 4);
-	fill_segs(c, 200, w, 4);
-	ret = rw_ok(c, BLKIF_OP_FLUSH_DISKCACHE, 200, w, 4);
+	check_fill_segs(c, 200, w, 4);
+	ret = check_rw_ok(c, BLKIF_OP_FLUSH_DISKCACHE, 200, w, 4);
 	if (ret < 0)
 		return ret;
-	poison_segs(c, r, 4);
-	ret = rw_ok(c, BLKIF_OP_READ, 200, r, 4);
-	return ret < 0 ? ret : verify_segs(c, 200, r, 4);
+	check_poison_segs(c, r, 4);
+	ret = check_rw_ok(c, BLKIF_OP_READ, 200, r, 4);
+	return ret < 0 ? ret : check_verify_segs(c, 200, r, 4);
 }
 
 /* Fill @n pages from @first with the pattern of @seed at @sector. */
@@ -569,7 +567,7 @@ static void fill_with_seed(struct check *c, uint64_t seed, uint64_t sector,
 	uint64_t saved = c->seed;
 
 	c->seed = seed;
-	fill_segs(c, sector, s, n);
+	check_fill_segs(c, sector, s, n);
 	c->seed = saved;
 }
 
@@ -580,7 +578,8 @@ static int queue_or_fail(struct check *c, uint8_t op, uint64_t sector,
 {
 	int ret = frontend_queue_rw(c->fe, op, sector, s, n, id);
 
-	return ret < 0 ? fail(c, ret, "cannot queue: %s", strerror(-ret)) : 0;
+	return ret < 0 ? check_fail(c, ret, "cannot queue: %s", strerror(-ret))
+		       : 0;
 }
 
 /*
@@ -604,9 +603,9 @@ static int barrier_round(struct check *c, uint64_t sector, unsigned int n,
 	fill_with_seed(c, before_seed, sector, b, n);
 	fill_with_seed(c, barrier_seed, sector, m, n);
 	if (after_op == BLKIF_OP_WRITE)
-		fill_segs(c, sector, a, n);
+		check_fill_segs(c, sector, a, n);
 	else
-		poison_segs(c, a, n);
+		check_poison_segs(c, a, n);
 	ret = queue_or_fail(c, BLKIF_OP_WRITE, sector, b, n, &ids[0]);
 	if (!ret)
 		ret = queue_or_fail(c, BLKIF_OP_WRITE_BARRIER, sector, m, n,
@@ -620,30 +619,35 @@ static int barrier_round(struct check *c, uint64_t sector, unsigned int n,
 
 		ret = frontend_wait(c->fe, &rsp, CHECK_TIMEOUT_MS);
 		if (ret < 0)
-			return fail(c, ret, "barrier round: %s",
-				    strerror(-ret));
+			return check_fail(c, ret, "barrier round: %s",
+					  strerror(-ret));
 		ret = 0;
 		if (rsp.id != ids[got])
-			return fail(c, -EPROTO,
-				    "barrier round at sector %" PRIu64
-				    ": response %u is for request %s, wanted "
-				    "%s",
-				    sector, got,
-				    rsp.id == ids[0]   ? "before the barrier"
-				    : rsp.id == ids[1] ? "the barrier"
-						       : "after the barrier",
-				    got == 0   ? "the one before the barrier"
-				    : got == 1 ? "the barrier"
-					       : "the one after it");
+			return check_fail(c, -EPROTO,
+					  "barrier round at sector %" PRIu64
+					  ": response %u is for request %s, "
+					  "wanted "
+					  "%s",
+					  sector, got,
+					  rsp.id == ids[0]   ? "before the "
+							       "barrier"
+					  : rsp.id == ids[1] ? "the barrier"
+							     : "after the "
+							       "barrier",
+					  got == 0   ? "the one before the "
+						       "barrier"
+					  : got == 1 ? "the barrier"
+						     : "the one after it");
 		if (rsp.status != BLKIF_RSP_OKAY)
-			return fail(c, -EIO,
-				    "barrier round: request %u failed with "
-				    "status %d%s",
-				    got, rsp.status,
-				    rsp.status == BLKIF_RSP_EOPNOTSUPP
-					    ? " (EOPNOTSUPP though "
-					      "feature-barrier=1)"
-					    : "");
+			return check_fail(c, -EIO,
+					  "barrier round: request %u failed "
+					  "with "
+					  "status %d%s",
+					  got, rsp.status,
+					  rsp.status == BLKIF_RSP_EOPNOTSUPP
+						  ? " (EOPNOTSUPP though "
+						    "feature-barrier=1)"
+						  : "");
 		got++;
 	}
 	return ret;
@@ -655,7 +659,7 @@ static int check_barrier(struct check *c)
 	int ret = 0;
 
 	if (!frontend_disk_info(c->fe)->feature_barrier)
-		return fail(c, -EOPNOTSUPP, "no feature-barrier");
+		return check_fail(c, -EOPNOTSUPP, "no feature-barrier");
 	for (unsigned int i = 0; !ret && i < 24; i++) {
 		uint64_t sector = 512 + i * 64;
 		unsigned int n = 1 + i % 4;
@@ -671,25 +675,29 @@ static int check_barrier(struct check *c)
 		full_pages(r, n, 12);
 		if (read_after) {
 			full_pages(r, n, 8);
-			ret = verify_segs(c, sector, r, n);
+			ret = check_verify_segs(c, sector, r, n);
 			if (ret < 0)
-				return fail(c, ret,
-					    "a read queued after a barrier "
-					    "did not see the barrier's data "
-					    "(sector %" PRIu64 ")",
-					    sector);
+				return check_fail(c, ret,
+						  "a read queued after a "
+						  "barrier "
+						  "did not see the barrier's "
+						  "data "
+						  "(sector %" PRIu64 ")",
+						  sector);
 			continue;
 		}
-		poison_segs(c, r, n);
-		ret = rw_ok(c, BLKIF_OP_READ, sector, r, n);
+		check_poison_segs(c, r, n);
+		ret = check_rw_ok(c, BLKIF_OP_READ, sector, r, n);
 		if (!ret)
-			ret = verify_segs(c, sector, r, n);
+			ret = check_verify_segs(c, sector, r, n);
 		if (ret < 0)
-			return fail(c, ret,
-				    "after write, barrier, write at sector "
-				    "%" PRIu64 " the last write's data is "
-				    "not what is on disk",
-				    sector);
+			return check_fail(c, ret,
+					  "after write, barrier, write at "
+					  "sector "
+					  "%" PRIu64 " the last write's data "
+						     "is "
+					  "not what is on disk",
+					  sector);
 	}
 	return ret;
 }
@@ -703,8 +711,8 @@ static int discard(struct check *c, uint64_t sector, uint64_t n, uint8_t flags,
 	int ret = frontend_queue_discard(c->fe, 0, sector, n, flags, &id);
 
 	if (ret < 0)
-		return fail(c, ret, "cannot queue discard");
-	return await_status(c, id, status);
+		return check_fail(c, ret, "cannot queue discard");
+	return check_await(c, id, status);
 }
 
 /* Read @n sectors at @sector in page-sized pieces and expect zeros. */
@@ -716,16 +724,18 @@ static int expect_zeros(struct check *c, uint64_t sector, uint64_t n)
 		const unsigned char *p = frontend_data_page(c->fe, 0);
 		int ret;
 
-		poison_segs(c, s, 1);
-		ret = rw_ok(c, BLKIF_OP_READ, sector + done, s, 1);
+		check_poison_segs(c, s, 1);
+		ret = check_rw_ok(c, BLKIF_OP_READ, sector + done, s, 1);
 		if (ret < 0)
 			return ret;
 		for (unsigned int b = 0; b < BLKIF_PAGE_SIZE; b++) {
 			if (p[b])
-				return fail(c, -EIO,
-					    "discarded sector %" PRIu64
-					    " reads back non-zero (byte %u)",
-					    sector + done + b / SECT, b % SECT);
+				return check_fail(c, -EIO,
+						  "discarded sector %" PRIu64
+						  " reads back non-zero (byte "
+						  "%u)",
+						  sector + done + b / SECT,
+						  b % SECT);
 		}
 	}
 	return 0;
@@ -744,8 +754,8 @@ static int write_range(struct check *c, uint64_t sector, uint64_t n)
 				       SECTS_PER_PAGE);
 		int ret;
 
-		fill_segs(c, sector + done, s, pages);
-		ret = rw_ok(c, BLKIF_OP_WRITE, sector + done, s, pages);
+		check_fill_segs(c, sector + done, s, pages);
+		ret = check_rw_ok(c, BLKIF_OP_WRITE, sector + done, s, pages);
 		if (ret < 0)
 			return ret;
 	}
@@ -765,10 +775,10 @@ static int verify_range(struct check *c, uint64_t sector, uint64_t n)
 				       SECTS_PER_PAGE);
 		int ret;
 
-		poison_segs(c, s, pages);
-		ret = rw_ok(c, BLKIF_OP_READ, sector + done, s, pages);
+		check_poison_segs(c, s, pages);
+		ret = check_rw_ok(c, BLKIF_OP_READ, sector + done, s, pages);
 		if (!ret)
-			ret = verify_segs(c, sector + done, s, pages);
+			ret = check_verify_segs(c, sector + done, s, pages);
 		if (ret < 0)
 			return ret;
 	}
@@ -782,10 +792,10 @@ static int flush_ok(struct check *c)
 	int ret = frontend_queue_flush(c->fe, &id);
 
 	if (ret < 0)
-		return fail(c, ret, "cannot queue flush");
-	ret = await_status(c, id, &st);
+		return check_fail(c, ret, "cannot queue flush");
+	ret = check_await(c, id, &st);
 	if (!ret && st != BLKIF_RSP_OKAY)
-		ret = fail(c, -EIO, "FLUSH failed with status %d", st);
+		ret = check_fail(c, -EIO, "FLUSH failed with status %d", st);
 	return ret;
 }
 
@@ -803,7 +813,8 @@ static int check_discard(struct check *c)
 	int ret;
 
 	if (!di->feature_discard)
-		return fail(c, -EOPNOTSUPP, "backend does not offer discard");
+		return check_fail(c, -EOPNOTSUPP,
+				  "backend does not offer discard");
 	g = di->discard_granularity / SECT;
 	if (!g)
 		g = 1;
@@ -811,7 +822,8 @@ static int check_discard(struct check *c)
 	start = (2048 + g - 1) / g * g;
 	len = (len + g - 1) / g * g;
 	if (start + len + guard > di->sectors)
-		return fail(c, -ENOSPC, "disk too small for the discard check");
+		return check_fail(c, -ENOSPC,
+				  "disk too small for the discard check");
 	ret = write_range(c, start - guard, len + 2 * guard);
 	if (!ret)
 		ret = flush_ok(c);
@@ -823,11 +835,12 @@ static int check_discard(struct check *c)
 		ret = discard(c, start + i * len / 4, len / 4,
 			      i % 2 ? BLKIF_DISCARD_SECURE : 0, &st);
 		if (!ret && st != BLKIF_RSP_OKAY)
-			ret = fail(c, -EIO,
-				   "DISCARD of %" PRIu64 " sectors at %" PRIu64
-				   "%s failed with status %d",
-				   len / 4, start + i * len / 4,
-				   i % 2 ? " (secure)" : "", st);
+			ret = check_fail(c, -EIO,
+					 "DISCARD of %" PRIu64 " sectors at "
+							       "%" PRIu64
+					 "%s failed with status %d",
+					 len / 4, start + i * len / 4,
+					 i % 2 ? " (secure)" : "", st);
 	}
 	if (!ret)
 		ret = flush_ok(c);
@@ -839,7 +852,7 @@ static int check_discard(struct check *c)
 		ret = verify_range(c, start - guard, guard);
 	if (!ret)
 		ret = verify_range(c, start + len, guard);
-	return ret ?: still_serving(c, 0);
+	return ret ?: check_still_serving(c, 0);
 }
 
 /* Without feature-discard a DISCARD is answered EOPNOTSUPP. */
@@ -849,16 +862,16 @@ static int check_discard_unsupported(struct check *c)
 	int ret;
 
 	if (frontend_disk_info(c->fe)->feature_discard)
-		return fail(c, -EINVAL, "backend offers feature-discard");
+		return check_fail(c, -EINVAL, "backend offers feature-discard");
 	ret = discard(c, 64, 64, 0, &st);
 	if (ret < 0)
 		return ret;
 	if (st != BLKIF_RSP_EOPNOTSUPP)
-		return fail(c, -EIO,
-			    "DISCARD without feature-discard: status %d, "
-			    "wanted EOPNOTSUPP (%d)",
-			    st, BLKIF_RSP_EOPNOTSUPP);
-	return still_serving(c, 64);
+		return check_fail(c, -EIO,
+				  "DISCARD without feature-discard: status %d, "
+				  "wanted EOPNOTSUPP (%d)",
+				  st, BLKIF_RSP_EOPNOTSUPP);
+	return check_still_serving(c, 64);
 }
 
 /* ---- read-only disks ---- */
@@ -870,7 +883,8 @@ static int check_readonly(struct check *c)
 	int ret;
 
 	if (!(info & VDISK_READONLY))
-		return fail(c, -EINVAL, "info %u lacks VDISK_READONLY", info);
+		return check_fail(c, -EINVAL, "info %u lacks VDISK_READONLY",
+				  info);
 	ret = expect_error(c, "WRITE to a read-only disk", BLKIF_OP_WRITE, 8,
 			   &s, 1);
 	if (!ret)
@@ -881,8 +895,8 @@ static int check_readonly(struct check *c)
 				   BLKIF_OP_WRITE_BARRIER, 8, &s, 1);
 	if (ret < 0)
 		return ret;
-	poison_segs(c, &s, 1);
-	return rw_ok(c, BLKIF_OP_READ, 8, &s, 1);
+	check_poison_segs(c, &s, 1);
+	return check_rw_ok(c, BLKIF_OP_READ, 8, &s, 1);
 }
 
 /* ---- online resize ---- */
@@ -910,18 +924,19 @@ static int check_resize(struct check *c)
 		return ret;
 	ret = frontend_wait_resize(c->fe, CHECK_TIMEOUT_MS);
 	if (ret < 0)
-		return fail(c, ret,
-			    "sectors still %" PRIu64 " 10 s after the "
-			    "go-ahead",
-			    old);
+		return check_fail(c, ret,
+				  "sectors still %" PRIu64 " 10 s after the "
+				  "go-ahead",
+				  old);
 	now = frontend_disk_info(c->fe)->sectors;
 	if (now <= old + SECTS_PER_PAGE)
-		return fail(c, -EIO,
-			    "sectors went from %" PRIu64 " to %" PRIu64 ", "
-			    "wanted"
-			    " growt"
-			    "h",
-			    old, now);
+		return check_fail(c, -EIO,
+				  "sectors went from %" PRIu64 " to %" PRIu64
+				  ", "
+				  "wanted"
+				  " growt"
+				  "h",
+				  old, now);
 	fprintf(c->out, "RESIZED %" PRIu64 " %" PRIu64 "\n", old, now);
 	fflush(c->out);
 	ret = write_then_verify(c, old, &page, 1, &page, 1);
@@ -946,20 +961,22 @@ static int raw_indirect_expect_error(struct check *c, const char *what,
 
 	ret = frontend_raw_indirect_pages(c->fe, 0, e, ne, pages);
 	if (ret < 0)
-		return fail(c, ret, "cannot build indirect pages for %s", what);
+		return check_fail(c, ret, "cannot build indirect pages for %s",
+				  what);
 	for (unsigned int i = 0; i < BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST; i++)
 		if (req->indirect_grefs[i] == 1)
 			req->indirect_grefs[i] = pages[i];
 	req->id = RAW_ID_BASE + n;
 	ret = frontend_queue_raw_indirect(c->fe, 0, req);
 	if (ret < 0)
-		return fail(c, ret, "cannot queue %s", what);
-	ret = await_status(c, req->id, &st);
+		return check_fail(c, ret, "cannot queue %s", what);
+	ret = check_await(c, req->id, &st);
 	if (ret < 0)
 		return ret;
 	if (st == BLKIF_RSP_OKAY)
-		return fail(c, -EIO,
-			    "%s: backend answered OKAY, wanted an error", what);
+		return check_fail(c, -EIO,
+				  "%s: backend answered OKAY, wanted an error",
+				  what);
 	return 0;
 }
 
@@ -994,7 +1011,8 @@ static int hostile_discards(struct check *c)
 		if (ret < 0)
 			return ret;
 		if (st == BLKIF_RSP_OKAY)
-			return fail(c, -EIO, "%s answered OKAY", bad[i].what);
+			return check_fail(c, -EIO, "%s answered OKAY",
+					  bad[i].what);
 	}
 	return 0;
 }
@@ -1021,10 +1039,10 @@ static int check_bad_indirect(struct check *c)
 	int ret = 0;
 
 	if (!e)
-		return fail(c, -ENOMEM, "out of memory");
+		return check_fail(c, -ENOMEM, "out of memory");
 	if (!max) {
 		free(e);
-		return fail(c, -EOPNOTSUPP, "backend offers no indirect");
+		return check_fail(c, -EOPNOTSUPP, "backend offers no indirect");
 	}
 	for (unsigned int i = 0; i < 4096; i++)
 		e[i] = (struct blkif_request_segment){
@@ -1073,7 +1091,7 @@ static int check_bad_indirect(struct check *c)
 	free(e);
 	if (!ret)
 		ret = hostile_discards(c);
-	return ret ?: still_serving(c, 16);
+	return ret ?: check_still_serving(c, 16);
 }
 
 static const struct {
@@ -1112,7 +1130,9 @@ int workload_check(struct frontend *fe, const char *name, uint64_t seed,
 		if (!strcmp(checks[i].name, name))
 			return checks[i].fn(&c);
 	}
-	snprintf(why, why_len, "unknown check %s (known: %s)", name,
-		 workload_check_names());
+	if (check_attack_find(name))
+		return check_attack_find(name)(&c);
+	snprintf(why, why_len, "unknown check %s (known: %s %s)", name,
+		 workload_check_names(), workload_attack_names());
 	return -EINVAL;
 }

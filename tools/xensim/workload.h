@@ -81,5 +81,12 @@ int workload_check(struct frontend *fe, const char *name, uint64_t seed,
 		   FILE *in, FILE *out, char *why, size_t why_len);
 /* The names workload_check knows, space separated. */
 const char *workload_check_names(void);
+/*
+ * The hostile-guest attacks workload_check also runs (workload-attacks.c),
+ * space separated. Each returns 0 when the backend defended itself: the
+ * bad request answered with an error, or, for an attack on the ring
+ * itself, the ring disconnected (the backend went to Closing).
+ */
+const char *workload_attack_names(void);
 
 #endif /* XENSIM_WORKLOAD_H */

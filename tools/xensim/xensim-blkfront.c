@@ -66,13 +66,15 @@ static void usage(FILE *f)
 		"       xensim-blkfront --dump-pattern SECTORS --seed N   "
 		"(expected image)\n"
 		"checks: %s\n"
+		"attacks (also --check): %s\n"
 		"--hold: connect, print CONNECTED, close on a line/EOF on "
 		"stdin or when\n"
-		"        the backend closes. --abandon: exit without closing "
+		"        the backend closes, also after a failure. --abandon: "
+		"exit without closing "
 		"(a dead guest).\n"
 		"Features default to auto: use what the backend offers, as "
 		"Linux blkfront does.\n",
-		workload_check_names());
+		workload_check_names(), workload_attack_names());
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -498,11 +500,15 @@ int main(int argc, char **argv)
 	}
 	print_connection(&o, frontend_disk_info(fe));
 	ret = run(fe, &o, why, sizeof(why));
-	if (ret < 0)
+	if (ret < 0) {
 		fprintf(stderr,
 			"xensim-blkfront: dom %u %s: FAILED: %s (seed %" PRIu64
 			")\n",
 			o.domid, o.vdev, why, o.wl.seed);
+		/* A test may look at the backend's view of the failure. */
+		if (o.hold)
+			hold_connection(fe);
+	}
 	if (o.abandon) {
 		frontend_abandon(fe);
 		return ret < 0 ? 1 : 0;
