@@ -795,8 +795,16 @@ static void vbd_reconcile(struct vbd *v)
 		return;
 	}
 	if (vbd_read_frontend_path(v) < 0) {
-		vbd_fail(v, "the backend's frontend node is missing or "
-			    "malformed");
+		/*
+		 * The toolstack may have removed the device between the two
+		 * reads (libxl deletes both trees at once when it unplugs):
+		 * that is a device going away, not a malformed one.
+		 */
+		if (xenbus_read_state(v->d->xs, v->be) == XenbusStateUnknown)
+			vbd_forget(v);
+		else
+			vbd_fail(v, "the backend's frontend node is missing "
+				    "or malformed");
 		return;
 	}
 	fe_state = vbd_frontend_state(v);

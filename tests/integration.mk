@@ -34,13 +34,10 @@ INTEGRATION_TESTS = \
 	tests/vbd-hostile-features.sh \
 	tests/vbd-attacks.sh \
 	tests/vbd-failing-store.sh \
-	tests/vbd-soak.sh
+	tests/vbd-soak.sh \
+	tests/vbd-detach-quiet.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/lib-ceph.sh
-# Tests of defects not fixed yet: they fail, so they are not in TESTS;
-# each says what is wrong and is run by name (make check TESTS=...).
-KNOWN_FAILING_TESTS = tests/vbd-detach-quiet.sh
-EXTRA_DIST += $(KNOWN_FAILING_TESTS)
 
 # cachestat(2) probe for tests/vbd-flush.sh.
 check_PROGRAMS += tests/it-cachestat

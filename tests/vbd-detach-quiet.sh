@@ -1,16 +1,13 @@
 #!/bin/sh
-# KNOWN TO FAIL on main (found by vbd-soak.sh), so not in the default
-# test list; run it with `make check TESTS=tests/vbd-detach-quiet.sh`.
-#
 # An ordinary detach (the guest closed, the toolstack unplugs, runs the
 # hotplug script's remove and deletes the device's trees) must not put an
-# error in the daemon's log. It does, for a few detaches in a hundred:
-# the daemon forgets the device ("released") when it is unplugged, a
-# later event on its still-present backend directory (the hotplug
-# script's) makes it a "new device" again, and when the toolstack's
-# removal lands between reading its state and reading its `frontend`
-# node, the daemon logs "err: ... the backend's frontend node is missing
-# or malformed" for a disk that is merely going away.
+# error in the daemon's log. It did, for a few detaches in a hundred: the
+# daemon forgets the device ("released") when it is unplugged, a later
+# event on its still-present backend directory (the hotplug script's)
+# makes it a "new device" again, and when the toolstack's removal landed
+# between reading its state and reading its `frontend` node, the daemon
+# logged "err: ... the backend's frontend node is missing or malformed"
+# for a disk that was merely going away (4 of 150 before the fix).
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 start_daemon
