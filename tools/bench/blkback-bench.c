@@ -26,6 +26,7 @@
 #include "tools/bench/idle.h"
 #include "tools/bench/images.h"
 #include "tools/bench/loopdev.h"
+#include "tools/bench/nbdserve.h"
 #include "tools/bench/options.h"
 #include "tools/bench/report.h"
 #include "tools/bench/xenhost.h"
@@ -49,11 +50,18 @@ struct arm_run {
 	struct bench *b;
 	struct bench_cell *cell;
 	enum bench_arm arm;
-	char **paths; /* images, or loop devices in front of them */
+	char **paths; /* images, loop devices or NBD URIs in front of them */
+	struct nbd_server *nbd; /* the NBD arm's servers */
 	uint32_t *domids;
 	double host_busy[2], host_steal[2], daemon_cpu[2];
 	uint64_t cached_before, cached_at_start; /* bytes of the images */
 };
+
+/* The arms whose guests are simulated Xen guests served by the daemon. */
+static bool uses_daemon(enum bench_arm arm)
+{
+	return arm == BENCH_ARM_BLKBACKD || arm == BENCH_ARM_NBD;
+}
 
 static void die(const char *what)
 {
@@ -68,7 +76,7 @@ static int open_guest_engine(unsigned int guest, void *arg,
 {
 	struct arm_run *r = arg;
 
-	if (r->arm == BENCH_ARM_BLKBACKD)
+	if (uses_daemon(r->arm))
 		return engine_blkif_open(r->domids[guest], XENHOST_DEVID, job,
 					 out, why, why_len);
 	return engine_uring_open(r->paths[guest], job, out, why, why_len);
@@ -78,7 +86,7 @@ static void sample_cpu(struct arm_run *r, int when)
 {
 	if (cpu_host_seconds(&r->host_busy[when], &r->host_steal[when]) < 0)
 		r->host_busy[when] = r->host_steal[when] = NAN;
-	if (r->arm != BENCH_ARM_BLKBACKD ||
+	if (!uses_daemon(r->arm) ||
 	    xenhost_daemon_cpu(&r->b->host, &r->daemon_cpu[when]) < 0)
 		r->daemon_cpu[when] = NAN;
 }
@@ -138,6 +146,17 @@ static int arm_setup(struct arm_run *r, const struct bench_job *job,
 			r->paths[i] = loops[i].path;
 		}
 		return ret;
+	case BENCH_ARM_NBD:
+		for (unsigned int i = 0; i < n && !ret; i++) {
+			ret = nbdserve_start(&r->nbd[i], b->images.paths[i],
+					     why, why_len);
+			r->paths[i] = r->nbd[i].uri;
+		}
+		if (ret < 0)
+			return ret;
+		return xenhost_plug(&b->host, n, r->paths,
+				    engine_blkif_guest_pages(job), r->domids,
+				    why, why_len);
 	default:
 		return xenhost_plug(&b->host, n, b->images.paths,
 				    engine_blkif_guest_pages(job), r->domids,
@@ -157,10 +176,13 @@ static int arm_teardown(struct arm_run *r, struct loopdev *loops, char *why,
 			loopdev_detach(&loops[i]);
 		return 0;
 	case BENCH_ARM_BLKBACKD:
+	case BENCH_ARM_NBD:
 		ret = xenhost_unplug(&r->b->host, r->cell->n, r->domids, why,
 				     why_len);
 		if (!ret)
 			ret = xenhost_check_daemon(&r->b->host, why, why_len);
+		for (unsigned int i = 0; r->nbd && i < r->cell->n; i++)
+			nbdserve_stop(&r->nbd[i]);
 		return ret;
 	default:
 		return 0;
@@ -171,6 +193,7 @@ static double backend_cpu_seconds(const struct arm_run *r, double guests_cpu)
 {
 	switch (r->arm) {
 	case BENCH_ARM_BLKBACKD:
+	case BENCH_ARM_NBD: /* the daemon's only, not nbdkit's */
 		return r->daemon_cpu[1] - r->daemon_cpu[0];
 	case BENCH_ARM_LOOP:
 	case BENCH_ARM_LOOP_DIO:
@@ -274,7 +297,7 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 	s->host_steal_pct = (r->host_steal[1] - r->host_steal[0]) /
 			    (s->wall_seconds * ncpu) * 100;
 	s->host_others_pct = (r->host_busy[1] - r->host_busy[0] - guests_cpu -
-			      (r->arm == BENCH_ARM_BLKBACKD ? cpu : 0)) /
+			      (uses_daemon(r->arm) ? cpu : 0)) /
 			     (s->wall_seconds * ncpu) * 100;
 	if (s->p50_us > s->p99_us || s->p99_us > slack * 1e6 * 1.04) {
 		snprintf(why, why_len, "sanity: p50 %.0f us, p99 %.0f us",
@@ -346,10 +369,11 @@ static int run_arm(struct bench *b, struct bench_cell *cell,
 	int ret, ret2;
 
 	r.paths = calloc(n, sizeof(char *));
+	r.nbd = calloc(n, sizeof(*r.nbd));
 	r.domids = calloc(n, sizeof(uint32_t));
 	for (unsigned int i = 0; loops && i < n; i++)
 		loops[i].fd = -1;
-	if (!loops || !r.paths || !r.domids)
+	if (!loops || !r.paths || !r.nbd || !r.domids)
 		die("out of memory");
 	*st = BENCH_CELL_FAILED;
 	images_evict(&b->images, n, &r.cached_before, &r.cached_at_start);
@@ -376,6 +400,7 @@ static int run_arm(struct bench *b, struct bench_cell *cell,
 out:
 	free(loops);
 	free(r.paths);
+	free(r.nbd);
 	free(r.domids);
 	return ret;
 }
@@ -418,6 +443,7 @@ static enum bench_cpu_method cpu_method_of(enum bench_arm arm)
 {
 	switch (arm) {
 	case BENCH_ARM_BLKBACKD:
+	case BENCH_ARM_NBD:
 		return BENCH_CPU_DAEMON;
 	case BENCH_ARM_LOOP:
 	case BENCH_ARM_LOOP_DIO:
@@ -483,17 +509,23 @@ static void check_arms(struct bench *b)
 		skip_arm(b, BENCH_ARM_LOOP, why);
 		skip_arm(b, BENCH_ARM_LOOP_DIO, why);
 	}
-	if (bench_config_has_arm(cfg, BENCH_ARM_BLKBACKD)) {
+	if (bench_config_has_arm(cfg, BENCH_ARM_NBD) &&
+	    nbdserve_available(why, sizeof(why)) < 0)
+		skip_arm(b, BENCH_ARM_NBD, why);
+	if (bench_config_has_arm(cfg, BENCH_ARM_BLKBACKD) ||
+	    bench_config_has_arm(cfg, BENCH_ARM_NBD)) {
 		fprintf(stderr,
 			"blkback-bench: starting the simulated host "
 			"and %s\n",
 			cfg->blkbackd);
 		if (xenhost_start(&b->host, cfg->xensim_host, cfg->blkbackd,
 				  b->opt.daemon_args, b->workdir, why,
-				  sizeof(why)) < 0)
+				  sizeof(why)) < 0) {
 			skip_arm(b, BENCH_ARM_BLKBACKD, why);
-		else
+			skip_arm(b, BENCH_ARM_NBD, why);
+		} else {
 			b->host_up = true;
+		}
 	}
 }
 

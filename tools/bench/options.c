@@ -25,8 +25,10 @@ static void usage(FILE *f)
 		"build,qd1read\n"
 		"                        (default all; none: only "
 		"--idle-guests)\n"
-		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd (default "
-		"all)\n"
+		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd,nbd (default "
+		"all but nbd;\n"
+		"                        nbd: blkbackd with each image behind "
+		"nbdkit)\n"
 		"  -s, --size BYTES      I/O per guest per job (default 64M)\n"
 		"      --image-size BYTES  each guest's disk (default: "
 		"--size)\n"
@@ -338,8 +340,10 @@ static void set_defaults(struct bench_options *o)
 		cfg->guests[cfg->nr_guests++] = guests[i];
 	for (int k = 0; k < BENCH_NR_JOBS; k++)
 		cfg->jobs[cfg->nr_jobs++] = (enum bench_job_kind)k;
+	/* The NBD arm needs nbdkit: it runs when asked for. */
 	for (int a = 0; a < BENCH_NR_ARMS; a++)
-		cfg->arms[cfg->nr_arms++] = (enum bench_arm)a;
+		if (a != BENCH_ARM_NBD)
+			cfg->arms[cfg->nr_arms++] = (enum bench_arm)a;
 	cfg->size = 64ull << 20;
 	cfg->repeat = 1;
 	cfg->warmup = 1;

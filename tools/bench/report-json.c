@@ -176,8 +176,9 @@ static json_object *targets_array(const struct bench_results *r)
 			    json_object_new_string(t[i].at_least ? ">="
 								 : "<="));
 			add(o, "pass",
-			    t[i].available ? json_object_new_boolean(t[i].pass)
-					   : NULL);
+			    t[i].available && !isnan(t[i].threshold)
+				    ? json_object_new_boolean(t[i].pass)
+				    : NULL);
 			json_object_array_add(arr, o);
 		}
 	}

@@ -120,9 +120,14 @@ static void table_targets(FILE *f, const struct bench_results *r,
 				t[i].label);
 			continue;
 		}
-		fprintf(f, "  target %-50s %6.2f %s %.2f  %s", t[i].label,
-			t[i].value, t[i].at_least ? ">=" : "<=", t[i].threshold,
-			t[i].pass ? "PASS" : "MISS");
+		if (isnan(t[i].threshold))
+			fprintf(f, "  ratio  %-50s %6.2f", t[i].label,
+				t[i].value);
+		else
+			fprintf(f, "  target %-50s %6.2f %s %.2f  %s",
+				t[i].label, t[i].value,
+				t[i].at_least ? ">=" : "<=", t[i].threshold,
+				t[i].pass ? "PASS" : "MISS");
 		if (r->cfg->repeat > 1)
 			fprintf(f, "  (min-max %.2f-%.2f)", t[i].lo, t[i].hi);
 		fputc('\n', f);

@@ -12,6 +12,7 @@ static const char *const arm_names[BENCH_NR_ARMS] = {
 	[BENCH_ARM_LOOP] = "loop",
 	[BENCH_ARM_LOOP_DIO] = "loop-dio",
 	[BENCH_ARM_BLKBACKD] = "blkbackd",
+	[BENCH_ARM_NBD] = "nbd",
 };
 
 #define METRIC(key, field, decimals)                                \
@@ -267,7 +268,7 @@ static void judge(struct bench_target *t, double value, double lo, double hi)
 	t->value = value;
 	t->lo = lo;
 	t->hi = hi;
-	if (t->available)
+	if (t->available && !isnan(t->threshold))
 		t->pass = t->at_least ? value >= t->threshold
 				      : value <= t->threshold;
 }
@@ -299,13 +300,16 @@ unsigned int bench_targets(const struct bench_results *r,
 {
 	unsigned int n = big_n(r->cfg), small = r->cfg->guests[0];
 	const struct bench_cell *bb = ok_cell(r, job, BENCH_ARM_BLKBACKD, n);
+	unsigned int nr;
 	char label[96];
 
 	snprintf(label, sizeof(label), "blkbackd / raw aggregate at N=%u", n);
 	init_target(&out[0], job, "blkbackd_vs_raw", label, true, 0.90);
 	throughput_ratio(&out[0], bb, ok_cell(r, job, BENCH_ARM_RAW, n));
 	snprintf(label, sizeof(label), "blkbackd / loop aggregate at N=%u", n);
-	init_target(&out[1], job, "blkbackd_vs_loop", label, true, 2.0);
+	/* The issue's: faster than loop on every job, by 1.2 on build. */
+	init_target(&out[1], job, "blkbackd_vs_loop", label, true,
+		    job == BENCH_JOB_BUILD ? 1.2 : 1.0);
 	throughput_ratio(&out[1], bb, ok_cell(r, job, BENCH_ARM_LOOP, n));
 	snprintf(label, sizeof(label), "blkbackd max/min guest time at N=%u",
 		 n);
@@ -316,16 +320,24 @@ unsigned int bench_targets(const struct bench_results *r,
 	snprintf(label, sizeof(label), "blkbackd aggregate N=%u / N=1", n);
 	init_target(&out[3], job, "blkbackd_scaling", label, true, 0.95);
 	throughput_ratio(&out[3], bb, ok_cell(r, job, BENCH_ARM_BLKBACKD, 1));
+	nr = 4;
+	if (bench_config_has_arm(r->cfg, BENCH_ARM_NBD)) {
+		snprintf(label, sizeof(label),
+			 "nbd / blkbackd (file) aggregate at N=%u", n);
+		init_target(&out[nr], job, "nbd_vs_file", label, true, NAN);
+		throughput_ratio(&out[nr++], ok_cell(r, job, BENCH_ARM_NBD, n),
+				 bb);
+	}
 	if (job != BENCH_JOB_QD1READ)
-		return 4;
+		return nr;
 	/* The smallest N: one guest, when it was run, as in the issue. */
 	bb = ok_cell(r, job, BENCH_ARM_BLKBACKD, small);
 	snprintf(label, sizeof(label),
 		 "blkbackd p50 latency added over raw at N=%u, us", small);
-	init_target(&out[4], job, "blkbackd_p50_added_over_raw_us", label,
+	init_target(&out[nr], job, "blkbackd_p50_added_over_raw_us", label,
 		    false, 20);
 	if (bb)
-		judge(&out[4], bb->median.p50_added_us, bb->lo.p50_added_us,
+		judge(&out[nr], bb->median.p50_added_us, bb->lo.p50_added_us,
 		      bb->hi.p50_added_us);
-	return 5;
+	return nr + 1;
 }

@@ -19,6 +19,7 @@ enum bench_arm {
 	BENCH_ARM_LOOP,
 	BENCH_ARM_LOOP_DIO,
 	BENCH_ARM_BLKBACKD,
+	BENCH_ARM_NBD, /* blkbackd, each image served by nbdkit: opt-in */
 	BENCH_NR_ARMS,
 };
 
@@ -164,14 +165,14 @@ struct bench_target {
 	enum bench_job_kind job;
 	char name[48]; /* stable key for JSON */
 	char label[96]; /* for people */
-	double value, threshold;
+	double value, threshold; /* threshold NAN: for information only */
 	double lo, hi; /* the value's spread over the repeats */
 	bool at_least; /* value >= threshold passes, else <= */
 	bool available;
 	bool pass;
 };
 
-#define BENCH_MAX_TARGETS 5
+#define BENCH_MAX_TARGETS 6
 
 /* Up to BENCH_MAX_TARGETS targets of @job into @out; returns how many. */
 unsigned int bench_targets(const struct bench_results *r,
