@@ -18,6 +18,7 @@
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
 #include "libblk/image.h"
+#include "libblk/parse.h"
 #include "libblk/xenbus.h"
 
 #define VBD_PATH_MAX 192
@@ -861,19 +862,15 @@ static void vbd_reconcile(struct vbd *v)
 
 /* ---- watch events ---- */
 
+/* A path component that is a number: digits, then the end or a '/'. */
 static int parse_id(const char *s, const char **end, uint32_t *out)
 {
-	char *e;
-	unsigned long v;
+	uint64_t v;
 
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &e, 10);
-	if (errno || v > UINT32_MAX || (*e && *e != '/'))
+	if (blk_parse_u64_prefix(s, UINT32_MAX, &v, end) < 0 ||
+	    (**end && **end != '/'))
 		return -EINVAL;
 	*out = (uint32_t)v;
-	*end = e;
 	return 0;
 }
 

@@ -16,6 +16,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/backend.h libblk/backend-file.c \
 	libblk/backend-nbd.h libblk/backend-nbd.c \
 	libblk/backend-rbd.h libblk/backend-rbd.c \
+	libblk/parse.h libblk/parse.c \
 	libblk/xenbus.h libblk/xenbus.c
 libblk_libblk_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) $(NBD_CFLAGS)

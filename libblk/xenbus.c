@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * xenstore reads and writes of the backend handshake.
+ * xenstore reads and writes: the generic helpers, then the backend side
+ * of the handshake.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "libblk/parse.h"
 #include "libblk/xenbus.h"
 
 /* Longest path we build: "/local/domain/N/backend/vbd/N/N/" plus a key. */
@@ -52,21 +56,6 @@ int xenbus_read_str(struct xs_handle *xs, const char *dir, const char *key,
 	return read_in(xs, XBT_NULL, dir, key, out);
 }
 
-static int parse_uint(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int xenbus_read_uint(struct xs_handle *xs, const char *dir, const char *key,
 		     uint64_t max, uint64_t *out)
 {
@@ -75,7 +64,7 @@ int xenbus_read_uint(struct xs_handle *xs, const char *dir, const char *key,
 
 	if (ret < 0)
 		return ret;
-	ret = parse_uint(s, max, out);
+	ret = blk_parse_u64(s, max, out);
 	free(s);
 	return ret;
 }
@@ -111,6 +100,49 @@ static int write_in(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 	return xs_write(xs, t, path, val, (unsigned int)ret) ? 0 : -errno;
 }
 
+int xenbus_transact(struct xs_handle *xs,
+		    int (*fn)(struct xs_handle *xs, xs_transaction_t t,
+			      void *arg),
+		    void *arg)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		xs_transaction_t t = xs_transaction_start(xs);
+		int ret;
+
+		if (t == XBT_NULL)
+			return errno ? -errno : -EIO;
+		ret = fn(xs, t, arg);
+		if (ret < 0) {
+			xs_transaction_end(xs, t, true);
+			return ret;
+		}
+		if (xs_transaction_end(xs, t, false))
+			return 0;
+		if (errno != EAGAIN)
+			return errno ? -errno : -EIO;
+	}
+	return -EAGAIN;
+}
+
+struct backend_fill {
+	const char *be;
+	int (*fill)(struct xs_handle *, xs_transaction_t, const char *,
+		    const void *);
+	const void *arg;
+};
+
+static int fill_if_present(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct backend_fill *bf = arg;
+	char *state;
+	int ret = read_in(xs, t, bf->be, "state", &state);
+
+	if (ret < 0)
+		return ret;
+	free(state);
+	return bf->fill(xs, t, bf->be, bf->arg);
+}
+
 /*
  * Run @fill inside a transaction that commits only if @be/state still
  * exists; retried while xenstored reports a conflict.
@@ -120,28 +152,9 @@ static int transact_on_backend(struct xs_handle *xs, const char *be,
 					   const char *, const void *),
 			       const void *arg)
 {
-	for (int tries = 0; tries < 100; tries++) {
-		xs_transaction_t t = xs_transaction_start(xs);
-		char *state;
-		int ret;
+	struct backend_fill bf = { be, fill, arg };
 
-		if (t == XBT_NULL)
-			return -errno;
-		ret = read_in(xs, t, be, "state", &state);
-		if (ret == 0) {
-			free(state);
-			ret = fill(xs, t, be, arg);
-		}
-		if (ret < 0) {
-			xs_transaction_end(xs, t, true);
-			return ret;
-		}
-		if (xs_transaction_end(xs, t, false))
-			return 0;
-		if (errno != EAGAIN)
-			return -errno;
-	}
-	return -EAGAIN;
+	return xenbus_transact(xs, fill_if_present, &bf);
 }
 
 struct state_change {
@@ -371,4 +384,115 @@ static int fill_resized(struct xs_handle *xs, xs_transaction_t t,
 int blk_xenbus_resized(struct xs_handle *xs, const char *be, uint64_t sectors)
 {
 	return transact_on_backend(xs, be, fill_resized, &sectors);
+}
+
+/* ---- generic node helpers ---- */
+
+int64_t xenbus_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int xenbus_printf(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		  const char *fmt, ...)
+{
+	char buf[4096];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	if (!xs_write(xs, t, path, buf, (unsigned int)n))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int xenbus_read_u64(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		    uint64_t *out)
+{
+	unsigned int len;
+	char *val = xs_read(xs, t, path, &len);
+	int ret;
+
+	if (!val)
+		return errno ? -errno : -ENOENT;
+	ret = strlen(val) == len ? blk_parse_u64(val, UINT64_MAX, out)
+				 : -EINVAL;
+	free(val);
+	return ret;
+}
+
+bool xenbus_exists(struct xs_handle *xs, const char *path)
+{
+	unsigned int len;
+	char *val = xs_read(xs, XBT_NULL, path, &len);
+
+	free(val);
+	return val != NULL;
+}
+
+/* Drain every queued watch event without blocking. */
+static void drain_watch_events(struct xs_handle *xs)
+{
+	char **ev;
+
+	while ((ev = xs_check_watch(xs)))
+		free(ev);
+}
+
+static int read_state(struct xs_handle *xs, const char *path)
+{
+	uint64_t v;
+
+	if (xenbus_read_u64(xs, XBT_NULL, path, &v) < 0 || v > 8)
+		return 0;
+	return (int)v;
+}
+
+int xenbus_wait_state(struct xs_handle *xs, const char *dir,
+		      unsigned int wanted_mask, int timeout_ms, int *last)
+{
+	char path[512], token[64];
+	int64_t deadline = xenbus_now_ms() + timeout_ms;
+	int state = 0, ret;
+
+	if (snprintf(path, sizeof(path), "%s/state", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	/* A token unique to this wait, so nested waits do not confuse. */
+	snprintf(token, sizeof(token), "xenbus-wait-%p", (void *)&state);
+	if (!xs_watch(xs, path, token))
+		return errno ? -errno : -EIO;
+	for (;;) {
+		int64_t left;
+		struct pollfd pfd = { .fd = xs_fileno(xs), .events = POLLIN };
+
+		drain_watch_events(xs);
+		state = read_state(xs, path);
+		if (state >= 0 && (wanted_mask & XENBUS_STATE_BIT(state))) {
+			ret = state;
+			break;
+		}
+		left = deadline - xenbus_now_ms();
+		if (left <= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		/* Re-read at least every 200 ms in case a watch was lost. */
+		if (poll(&pfd, 1, left > 200 ? 200 : (int)left) < 0 &&
+		    errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+	}
+	xs_unwatch(xs, path, token);
+	drain_watch_events(xs);
+	if (last)
+		*last = state;
+	return ret;
 }

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The backend side of the xenbus handshake for a virtual block device:
+ * The one xenstore module: node reads and writes, numbers parsed strictly
+ * (libblk/parse.h), the transaction retry loop and waiting for a device's
+ * state, used by the daemon and by the simulator's toolstack and blkfront;
+ * and the backend side of the xenbus handshake for a virtual block device:
  * what the backend reads from and writes to xenstore at each state.
  *
  * Frontend nodes are guest-written: every value is parsed strictly and
  * range-checked. Backend writes go through transactions that first check
  * the backend directory still exists, so a device the toolstack already
  * removed is never resurrected by a late write.
+ *
+ * Nothing here keeps state: any thread may call it with its own handle.
  */
 #ifndef LIBBLK_XENBUS_H
 #define LIBBLK_XENBUS_H
@@ -33,6 +38,40 @@ int xenbus_read_uint(struct xs_handle *xs, const char *dir, const char *key,
 		     uint64_t max, uint64_t *out);
 /* The state at @dir/state, XenbusStateUnknown when absent or garbage. */
 enum xenbus_state xenbus_read_state(struct xs_handle *xs, const char *dir);
+
+/* Read @path, in @t, as a decimal number; -ENOENT absent, -EINVAL junk. */
+int xenbus_read_u64(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		    uint64_t *out);
+/* Write a printf-formatted value to @path, in @t. */
+int xenbus_printf(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Does @path exist? */
+bool xenbus_exists(struct xs_handle *xs, const char *path);
+
+/*
+ * Run @fn in a transaction and commit it, again from the start while
+ * xenstored reports a conflict (EAGAIN), at most 100 times. @fn's own
+ * failure (-errno) aborts the transaction and is returned.
+ */
+int xenbus_transact(struct xs_handle *xs,
+		    int (*fn)(struct xs_handle *xs, xs_transaction_t t,
+			      void *arg),
+		    void *arg);
+
+/* A bit per state, for xenbus_wait_state()'s mask. */
+#define XENBUS_STATE_BIT(s) (1u << (s))
+
+/*
+ * Wait until "@dir/state" holds a state whose bit is in @wanted_mask.
+ * Returns that state, or -ETIMEDOUT after @timeout_ms (the last state seen
+ * is stored in *@last when @last is not NULL, 0 if the node was missing).
+ * Watches @dir/state meanwhile, with a token of its own.
+ */
+int xenbus_wait_state(struct xs_handle *xs, const char *dir,
+		      unsigned int wanted_mask, int timeout_ms, int *last);
+
+/* CLOCK_MONOTONIC in milliseconds, for deadlines. */
+int64_t xenbus_now_ms(void);
 
 /*
  * Switch the backend at @be to @state, unless the directory is gone

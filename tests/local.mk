@@ -1,6 +1,8 @@
 # Unit tests of libblk's pure logic.
-TESTS += tests/test-request tests/test-ring tests/test-ring-random
-check_PROGRAMS += tests/test-request tests/test-ring tests/test-ring-random
+TESTS += tests/test-request tests/test-ring tests/test-ring-random \
+	tests/test-parse
+check_PROGRAMS += tests/test-request tests/test-ring tests/test-ring-random \
+	tests/test-parse
 EXTRA_DIST += tests/check.h
 tests_test_request_SOURCES = tests/test-request.c tests/check.h
 tests_test_request_LDADD = libblk/libblk.la
@@ -8,6 +10,8 @@ tests_test_ring_SOURCES = tests/test-ring.c tests/check.h
 tests_test_ring_LDADD = libblk/libblk.la
 tests_test_ring_random_SOURCES = tests/test-ring-random.c tests/check.h
 tests_test_ring_random_LDADD = libblk/libblk.la
+tests_test_parse_SOURCES = tests/test-parse.c tests/check.h
+tests_test_parse_LDADD = libblk/libblk.la
 
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh

@@ -59,11 +59,12 @@ tests/fuzz/fuzz-ring: $(srcdir)/tests/fuzz/ring.c $(srcdir)/libblk/ring.c \
 
 # Its xs_read() takes precedence over libxenstore's (see the harness).
 tests/fuzz/fuzz-xenbus: $(srcdir)/tests/fuzz/xenbus.c \
-		$(srcdir)/libblk/xenbus.c $(srcdir)/libblk/xenbus.h $(FUZZ_DEPS)
+		$(srcdir)/libblk/xenbus.c $(srcdir)/libblk/xenbus.h \
+		$(srcdir)/libblk/parse.c $(srcdir)/libblk/parse.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_LINK) $(XENSTORE_CFLAGS) \
 		$(srcdir)/tests/fuzz/xenbus.c $(srcdir)/libblk/xenbus.c \
-		$(XENSTORE_LIBS)
+		$(srcdir)/libblk/parse.c $(XENSTORE_LIBS)
 
 # The simulated hypervisor's grant table and the fake libxengnttab, as the
 # daemon meets them in the integration tests.
@@ -71,7 +72,8 @@ FUZZ_XENSIM_GRANT = $(srcdir)/tools/xensim/fake-gnttab.c \
 	$(srcdir)/tools/xensim/sim-state.c $(srcdir)/tools/xensim/sim-grant.c \
 	$(srcdir)/tools/xensim/sim-ledger.c \
 	$(srcdir)/tools/xensim/sim-evtchn.c \
-	$(srcdir)/tools/xensim/sim-domain.c $(srcdir)/tools/xensim/sim-guest.c
+	$(srcdir)/tools/xensim/sim-domain.c $(srcdir)/tools/xensim/sim-guest.c \
+	$(srcdir)/libblk/parse.c
 tests/fuzz/fuzz-pgrant: $(srcdir)/tests/fuzz/pgrant.c \
 		$(srcdir)/libblk/pgrant.c $(srcdir)/libblk/pgrant.h \
 		$(FUZZ_XENSIM_GRANT) $(FUZZ_DEPS)

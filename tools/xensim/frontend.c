@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <xenstore.h>
 
-#include "tools/xensim/xenbus.h"
+#include "libblk/xenbus.h"
 #include "tools/xensim/xensim.h"
 
 #define MAX_RING_PAGES (1u << FRONTEND_MAX_RING_ORDER)
@@ -148,7 +148,7 @@ static bool read_flag(struct xs_handle *xs, const char *dir, const char *key)
 {
 	uint64_t v = 0;
 
-	return xenbus_read_key_u64(xs, dir, key, &v) == 0 && v != 0;
+	return xenbus_read_uint(xs, dir, key, UINT64_MAX, &v) == 0 && v != 0;
 }
 
 static uint64_t read_or(struct xs_handle *xs, const char *dir, const char *key,
@@ -156,7 +156,7 @@ static uint64_t read_or(struct xs_handle *xs, const char *dir, const char *key,
 {
 	uint64_t v;
 
-	return xenbus_read_key_u64(xs, dir, key, &v) == 0 ? v : dflt;
+	return xenbus_read_uint(xs, dir, key, UINT64_MAX, &v) == 0 ? v : dflt;
 }
 
 /* Find the backend from our frontend directory, as blkfront's probe does. */
@@ -174,8 +174,8 @@ static int locate_backend(struct frontend *fe)
 			  sizeof(fe->disk.backend_path));
 	if (ret < 0)
 		return ret;
-	ret = xenbus_read_key_u64(fe->xs, fe->disk.frontend_path, "backend-id",
-				  &v);
+	ret = xenbus_read_uint(fe->xs, fe->disk.frontend_path, "backend-id",
+			       UINT64_MAX, &v);
 	if (ret < 0)
 		return ret;
 	if (v > 0x7fef)
@@ -502,29 +502,21 @@ static int write_transport(struct frontend *fe, xs_transaction_t t)
 	if (!ret && d->large_sectors)
 		ret = xenbus_printf(fe->xs, t, path, "1");
 	snprintf(path, sizeof(path), "%s/state", dir);
-	return ret ?: xenbus_printf(fe->xs, t, path, "%d", XB_INITIALISED);
+	return ret
+		       ?: xenbus_printf(fe->xs, t, path, "%d",
+					XenbusStateInitialised);
+}
+
+static int write_transport_in(struct xs_handle *xs, xs_transaction_t t,
+			      void *fe)
+{
+	return write_transport(fe, t);
 }
 
 /* Everything of the transport and state 3 in one transaction. */
 static int publish_transport(struct frontend *fe)
 {
-	for (int attempt = 0; attempt < 100; attempt++) {
-		xs_transaction_t t = xs_transaction_start(fe->xs);
-		int ret;
-
-		if (t == XBT_NULL)
-			return xs_err();
-		ret = write_transport(fe, t);
-		if (ret < 0) {
-			xs_transaction_end(fe->xs, t, true);
-			return ret;
-		}
-		if (xs_transaction_end(fe->xs, t, false))
-			return 0;
-		if (errno != EAGAIN)
-			return xs_err();
-	}
-	return -EAGAIN;
+	return xenbus_transact(fe->xs, write_transport_in, fe);
 }
 
 static int read_disk_properties(struct frontend *fe)
@@ -533,19 +525,21 @@ static int read_disk_properties(struct frontend *fe)
 	uint64_t v;
 	int ret;
 
-	ret = xenbus_read_key_u64(fe->xs, be, "sectors", &fe->disk.sectors);
+	ret = xenbus_read_uint(fe->xs, be, "sectors", UINT64_MAX,
+			       &fe->disk.sectors);
 	if (ret < 0)
 		return ret;
-	ret = xenbus_read_key_u64(fe->xs, be, "sector-size", &v);
+	ret = xenbus_read_uint(fe->xs, be, "sector-size", UINT64_MAX, &v);
 	if (ret < 0)
 		return ret;
 	if (v < 512 || v > XENSIM_PAGE_SIZE || (v & (v - 1)))
 		return -EINVAL;
 	fe->disk.sector_size = (uint32_t)v;
-	if (xenbus_read_key_u64(fe->xs, be, "physical-sector-size", &v) < 0)
+	if (xenbus_read_uint(fe->xs, be, "physical-sector-size", UINT64_MAX,
+			     &v) < 0)
 		v = fe->disk.sector_size;
 	fe->disk.physical_sector_size = (uint32_t)v;
-	ret = xenbus_read_key_u64(fe->xs, be, "info", &v);
+	ret = xenbus_read_uint(fe->xs, be, "info", UINT64_MAX, &v);
 	if (ret < 0)
 		return ret;
 	fe->disk.info = (uint32_t)v;
@@ -572,15 +566,16 @@ static int connect_steps(struct frontend *fe)
 	 * A driver that finds its device Closed from an earlier life starts
 	 * over at Initialising, which tells the backend to offer it again.
 	 */
-	ret = xenbus_read_key_u64(fe->xs, fe->disk.frontend_path, "state", &v);
-	if (ret < 0 || v != XB_INITIALISING) {
-		ret = write_own_state(fe, XB_INITIALISING);
+	ret = xenbus_read_uint(fe->xs, fe->disk.frontend_path, "state",
+			       UINT64_MAX, &v);
+	if (ret < 0 || v != XenbusStateInitialising) {
+		ret = write_own_state(fe, XenbusStateInitialising);
 		if (ret < 0)
 			return ret;
 	}
 	ret = xenbus_wait_state(fe->xs, fe->disk.backend_path,
-				XB_STATE_BIT(XB_INITWAIT), fe->cfg.timeout_ms,
-				NULL);
+				XENBUS_STATE_BIT(XenbusStateInitWait),
+				fe->cfg.timeout_ms, NULL);
 	if (ret < 0)
 		return ret;
 	read_backend_features(fe);
@@ -600,21 +595,21 @@ static int connect_steps(struct frontend *fe)
 	if (ret < 0)
 		return ret;
 	ret = xenbus_wait_state(fe->xs, fe->disk.backend_path,
-				XB_STATE_BIT(XB_CONNECTED) |
-					XB_STATE_BIT(XB_CLOSING) |
-					XB_STATE_BIT(XB_CLOSED),
+				XENBUS_STATE_BIT(XenbusStateConnected) |
+					XENBUS_STATE_BIT(XenbusStateClosing) |
+					XENBUS_STATE_BIT(XenbusStateClosed),
 				fe->cfg.timeout_ms, NULL);
 	if (ret < 0)
 		return ret;
-	if (ret != XB_CONNECTED) {
+	if (ret != XenbusStateConnected) {
 		/* As blkfront_closing: the backend gave up, so do we. */
-		write_own_state(fe, XB_CLOSED);
+		write_own_state(fe, XenbusStateClosed);
 		return -ECONNREFUSED;
 	}
 	ret = read_disk_properties(fe);
 	if (ret < 0)
 		return ret;
-	return write_own_state(fe, XB_CONNECTED);
+	return write_own_state(fe, XenbusStateConnected);
 }
 
 int frontend_connect(const struct frontend_config *cfg, struct frontend **out)
@@ -1284,7 +1279,8 @@ int frontend_backend_state(struct frontend *fe)
 {
 	uint64_t v = 0;
 
-	if (xenbus_read_key_u64(fe->xs, fe->disk.backend_path, "state", &v) < 0)
+	if (xenbus_read_uint(fe->xs, fe->disk.backend_path, "state", UINT64_MAX,
+			     &v) < 0)
 		return 0;
 	return (int)v;
 }
@@ -1314,8 +1310,8 @@ int frontend_wait_resize(struct frontend *fe, int timeout_ms)
 		int64_t left;
 
 		drain_watch(fe->xs);
-		if (xenbus_read_key_u64(fe->xs, fe->disk.backend_path,
-					"sectors", &sectors) == 0 &&
+		if (xenbus_read_uint(fe->xs, fe->disk.backend_path, "sectors",
+				     UINT64_MAX, &sectors) == 0 &&
 		    sectors != fe->disk.sectors) {
 			fe->disk.sectors = sectors;
 			ret = 0;
@@ -1401,21 +1397,21 @@ int frontend_close(struct frontend *fe)
 {
 	int ret, first = 0;
 
-	ret = write_own_state(fe, XB_CLOSING);
+	ret = write_own_state(fe, XenbusStateClosing);
 	if (ret < 0)
 		first = ret;
 	ret = xenbus_wait_state(fe->xs, fe->disk.backend_path,
-				XB_STATE_BIT(XB_CLOSING) |
-					XB_STATE_BIT(XB_CLOSED),
+				XENBUS_STATE_BIT(XenbusStateClosing) |
+					XENBUS_STATE_BIT(XenbusStateClosed),
 				fe->cfg.timeout_ms, NULL);
 	if (ret < 0 && !first)
 		first = ret;
-	ret = write_own_state(fe, XB_CLOSED);
+	ret = write_own_state(fe, XenbusStateClosed);
 	if (ret < 0 && !first)
 		first = ret;
 	ret = xenbus_wait_state(fe->xs, fe->disk.backend_path,
-				XB_STATE_BIT(XB_CLOSED), fe->cfg.timeout_ms,
-				NULL);
+				XENBUS_STATE_BIT(XenbusStateClosed),
+				fe->cfg.timeout_ms, NULL);
 	if (ret < 0 && !first)
 		first = ret;
 	ret = end_grants(fe, fe->cfg.timeout_ms);

@@ -4,7 +4,7 @@
 
 noinst_LTLIBRARIES += tools/xensim/libxensim-guest.la
 tools_xensim_libxensim_guest_la_SOURCES = \
-	tools/xensim/xenbus.c tools/xensim/xenbus.h \
+	libblk/xenbus.c libblk/xenbus.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h \
 	tools/xensim/frontend.c tools/xensim/frontend.h \
 	tools/xensim/workload.c tools/xensim/workload-checks.c \

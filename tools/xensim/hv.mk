@@ -16,7 +16,8 @@ tools_xensim_libxensim_la_SOURCES = \
 	tools/xensim/sim-ledger.c \
 	tools/xensim/sim-evtchn.c \
 	tools/xensim/sim-domain.c \
-	tools/xensim/sim-guest.c
+	tools/xensim/sim-guest.c \
+	libblk/parse.c libblk/parse.h
 tools_xensim_libxensim_la_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
 
 xensimlib_LTLIBRARIES = \

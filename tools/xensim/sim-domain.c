@@ -2,6 +2,7 @@
 /*
  * xensim: the toolstack's view of domains — create, destroy, inspect.
  */
+#include "libblk/parse.h"
 #include "config.h"
 
 #include <dirent.h>
@@ -110,13 +111,9 @@ static uint32_t count_ports_towards(const struct sim_dom *d, uint32_t domid)
 
 static bool parse_dom_name(const char *name, uint32_t *domid)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	if (strncmp(name, "dom", 3) || name[3] < '0' || name[3] > '9')
-		return false;
-	v = strtoul(name + 3, &end, 10);
-	if (*end || v > 0xffff)
+	if (strncmp(name, "dom", 3) || blk_parse_u64(name + 3, 0xffff, &v))
 		return false;
 	*domid = (uint32_t)v;
 	return true;

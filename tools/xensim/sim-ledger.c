@@ -19,6 +19,7 @@
  * before the pin is dropped, so an owner killed between the two steps can
  * leak one pin but never have one dropped twice.
  */
+#include "libblk/parse.h"
 #include "config.h"
 
 #include <dirent.h>
@@ -119,17 +120,14 @@ static bool owner_alive(pid_t pid, uint64_t start)
 /* "<pid>.<start>.<unique>": the owner of a ledger, from its name. */
 static bool parse_ledger_name(const char *name, pid_t *pid, uint64_t *start)
 {
-	unsigned long long s;
-	unsigned long p;
-	char *end;
+	const char *end;
+	uint64_t p, s;
 
-	if (name[0] < '0' || name[0] > '9')
+	if (blk_parse_u64_prefix(name, 0x7fffffff, &p, &end) < 0 ||
+	    *end != '.' || p == 0)
 		return false;
-	p = strtoul(name, &end, 10);
-	if (*end != '.' || p == 0 || p > 0x7fffffff)
-		return false;
-	s = strtoull(end + 1, &end, 10);
-	if (*end != '.' || !end[1])
+	if (blk_parse_u64_prefix(end + 1, UINT64_MAX, &s, &end) < 0 ||
+	    *end != '.' || !end[1])
 		return false;
 	*pid = (pid_t)p;
 	*start = s;

@@ -4,6 +4,7 @@
  * mapping them, marking a domain dying and removing its files once nothing
  * maps its memory any more.
  */
+#include "libblk/parse.h"
 #include "config.h"
 
 #include <dirent.h>
@@ -48,13 +49,9 @@ int sim_host_key(const char *dir, char *buf, size_t len)
 uint32_t sim_env_domid(void)
 {
 	const char *s = getenv("XENSIM_DOMID");
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	if (!s || !*s)
-		return 0;
-	v = strtoul(s, &end, 10);
-	return (*end || v > 0x7fef) ? 0 : (uint32_t)v;
+	return s && blk_parse_u64(s, 0x7fef, &v) == 0 ? (uint32_t)v : 0;
 }
 
 static int write_zeroed_file(int dirfd, const char *name, off_t size)

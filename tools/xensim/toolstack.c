@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tools/xensim/xenbus.h"
+#include "libblk/xenbus.h"
 #include "tools/xensim/xensim.h"
 
 #define XVD_MAJOR 202
@@ -136,38 +136,12 @@ static int mknod_perms(struct xs_handle *xs, xs_transaction_t t,
 	return 0;
 }
 
-/* Run @fn inside a transaction, retrying while xenstored says EAGAIN. */
-typedef int (*txn_body_fn)(struct xs_handle *xs, xs_transaction_t t,
-			   const void *arg);
-
-static int run_transaction(struct xs_handle *xs, txn_body_fn fn,
-			   const void *arg)
-{
-	for (int attempt = 0; attempt < 100; attempt++) {
-		xs_transaction_t t = xs_transaction_start(xs);
-		int ret;
-
-		if (t == XBT_NULL)
-			return xs_errno();
-		ret = fn(xs, t, arg);
-		if (ret < 0) {
-			xs_transaction_end(xs, t, true);
-			return ret;
-		}
-		if (xs_transaction_end(xs, t, false))
-			return 0;
-		if (errno != EAGAIN)
-			return xs_errno();
-	}
-	return -EAGAIN;
-}
-
 struct domain_args {
 	uint32_t domid;
 };
 
 static int write_domain_nodes(struct xs_handle *xs, xs_transaction_t t,
-			      const void *arg)
+			      void *arg)
 {
 	const struct domain_args *a = arg;
 	/* As libxl__domain_make: dom0 owns, the guest may read. */
@@ -219,7 +193,7 @@ int toolstack_domain_create(struct xs_handle *xs, const char *simdir,
 	ret = xensim_domain_create(simdir, domid, pages);
 	if (ret < 0)
 		return ret;
-	ret = run_transaction(xs, write_domain_nodes, &a);
+	ret = xenbus_transact(xs, write_domain_nodes, &a);
 	if (ret < 0)
 		goto undo;
 	/*
@@ -324,7 +298,9 @@ static int write_frontend_keys(struct xs_handle *xs, xs_transaction_t t,
 				   d->device_type ? d->device_type : "disk");
 	ret = ret ?: write_key(xs, t, fe, "virtual-device", "%u", p->devid);
 	ret = ret ?: write_key(xs, t, fe, "trusted", "1");
-	ret = ret ?: write_key(xs, t, fe, "state", "%d", XB_INITIALISING);
+	ret = ret
+		      ?: write_key(xs, t, fe, "state", "%d",
+				   XenbusStateInitialising);
 	return ret;
 }
 
@@ -356,13 +332,14 @@ static int write_backend_keys(struct xs_handle *xs, xs_transaction_t t,
 		      ?: write_key(xs, t, be, "discard-enable", "%d",
 				   d->readonly || d->no_discard ? 0 : 1);
 	ret = ret ?: write_key(xs, t, be, "specification", "xen");
-	ret = ret ?: write_key(xs, t, be, "state", "%d", XB_INITIALISING);
+	ret = ret
+		      ?: write_key(xs, t, be, "state", "%d",
+				   XenbusStateInitialising);
 	return ret;
 }
 
 /* libxl__device_generic_add: both trees, owned and readable as in Xen. */
-static int write_disk_nodes(struct xs_handle *xs, xs_transaction_t t,
-			    const void *arg)
+static int write_disk_nodes(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
 	const struct disk_paths *p = arg;
 	const struct toolstack_disk *d = p->disk;
@@ -467,12 +444,12 @@ int toolstack_disk_attach(struct xs_handle *xs,
 		set_error(err, "invalid virtual device name");
 		return ret;
 	}
-	ret = run_transaction(xs, write_disk_nodes, &p);
+	ret = xenbus_transact(xs, write_disk_nodes, &p);
 	if (ret < 0) {
 		set_error(err, "writing xenstore nodes: %s", strerror(-ret));
 		return ret;
 	}
-	ret = xenbus_wait_state(xs, p.be, XB_STATE_BIT(XB_INITWAIT),
+	ret = xenbus_wait_state(xs, p.be, XENBUS_STATE_BIT(XenbusStateInitWait),
 				TOOLSTACK_STATE_TIMEOUT_MS, &last);
 	if (ret < 0) {
 		if (err)
@@ -480,7 +457,7 @@ int toolstack_disk_attach(struct xs_handle *xs,
 		set_error(err,
 			  "backend %s wanted state %d timed out (state %d): is "
 			  "blkbackd running?",
-			  p.be, XB_INITWAIT, last);
+			  p.be, XenbusStateInitWait, last);
 		return ret;
 	}
 	if (!runs_script_here(disk))
@@ -532,7 +509,7 @@ static void remove_with_empty_parents(struct xs_handle *xs, xs_transaction_t t,
  * that a backend never sees one tree without the other.
  */
 static int remove_disk_nodes(struct xs_handle *xs, xs_transaction_t t,
-			     const void *arg)
+			     void *arg)
 {
 	const struct disk_paths *p = arg;
 
@@ -541,8 +518,7 @@ static int remove_disk_nodes(struct xs_handle *xs, xs_transaction_t t,
 	return 0;
 }
 
-static int write_unplug(struct xs_handle *xs, xs_transaction_t t,
-			const void *arg)
+static int write_unplug(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
 	const struct disk_paths *p = arg;
 	char path[300];
@@ -556,7 +532,7 @@ static int write_unplug(struct xs_handle *xs, xs_transaction_t t,
 	if (ret < 0)
 		return ret;
 	snprintf(path, sizeof(path), "%s/state", p->be);
-	return xenbus_printf(xs, t, path, "%d", XB_CLOSING);
+	return xenbus_printf(xs, t, path, "%d", XenbusStateClosing);
 }
 
 int toolstack_disk_detach(struct xs_handle *xs,
@@ -571,7 +547,7 @@ int toolstack_disk_detach(struct xs_handle *xs,
 		set_error(err, "invalid virtual device name");
 		return ret;
 	}
-	ret = run_transaction(xs, write_unplug, &p);
+	ret = xenbus_transact(xs, write_unplug, &p);
 	if (ret < 0) {
 		set_error(err,
 			  ret == -ENODEV ? "no such device %s"
@@ -579,14 +555,14 @@ int toolstack_disk_detach(struct xs_handle *xs,
 			  p.be);
 		return ret;
 	}
-	ret = xenbus_wait_state(xs, p.be, XB_STATE_BIT(XB_CLOSED),
+	ret = xenbus_wait_state(xs, p.be, XENBUS_STATE_BIT(XenbusStateClosed),
 				TOOLSTACK_STATE_TIMEOUT_MS, &last);
 	if (ret < 0) {
 		if (err)
 			err->last_state = last;
 		set_error(err,
 			  "backend %s wanted state %d timed out (state %d)",
-			  p.be, XB_CLOSED, last);
+			  p.be, XenbusStateClosed, last);
 		first = ret;
 	}
 	if (runs_script_here(disk)) {
@@ -595,6 +571,6 @@ int toolstack_disk_detach(struct xs_handle *xs,
 			first = ret;
 	}
 	if (!keep_nodes)
-		run_transaction(xs, remove_disk_nodes, &p);
+		xenbus_transact(xs, remove_disk_nodes, &p);
 	return first;
 }

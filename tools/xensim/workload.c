@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/xensim/xenbus.h"
+#include "libblk/xenbus.h"
 
 #define SECT WORKLOAD_SECTOR
 #define PAGE BLKIF_PAGE_SIZE

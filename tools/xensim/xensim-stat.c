@@ -7,6 +7,7 @@
  *   xensim-stat DIR DOMID   prints "mapped_grants=N bound_ports=N dying=0|1"
  *   xensim-stat --init DIR  makes DIR a simulated host with dom0
  */
+#include "libblk/parse.h"
 #include "config.h"
 
 #include <errno.h>
@@ -25,12 +26,9 @@ static int usage(void)
 
 static int parse_domid(const char *s, uint32_t *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || !*s || *end || v > 0x7fef)
+	if (blk_parse_u64(s, 0x7fef, &v) < 0)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;

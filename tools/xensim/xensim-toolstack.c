@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libblk/parse.h"
 #include "tools/xensim/toolstack.h"
 #include "tools/xensim/xensim.h"
 
@@ -36,12 +37,9 @@ static void usage(FILE *f)
 
 static int parse_u32(const char *s, uint32_t *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > UINT32_MAX)
+	if (blk_parse_u64(s, UINT32_MAX, &v) < 0)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
