@@ -137,6 +137,37 @@ static void add_listing(const struct vbd_info *v, void *arg)
 	json_object_array_add(arg, o);
 }
 
+/* "EIO", or "other" for the kinds a disk's table had no room for. */
+static const char *errno_name(int err)
+{
+	const char *name = err ? strerrorname_np(err) : NULL;
+
+	return name ? name : "other";
+}
+
+static json_object *host_errors(const struct vbd_info *v)
+{
+	json_object *list = json_object_new_array();
+
+	for (unsigned int i = 0; i < v->nr_host_errors; i++) {
+		const struct host_error_count *c = &v->host_errors[i];
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(
+			o, "op",
+			json_object_new_string(blk_stat_op_name(c->op)));
+		json_object_object_add(
+			o, "errno", json_object_new_string(errno_name(c->err)));
+		json_object_object_add(
+			o, "message",
+			json_object_new_string(c->err ? strerror(c->err) : ""));
+		json_object_object_add(o, "count",
+				       json_object_new_uint64(c->count));
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
 struct stats_query {
 	json_object *devices;
 	uint32_t domid, devid;
@@ -160,6 +191,7 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "waited_for_buffers",
 			       json_object_new_uint64(s->parked_no_buffers));
 	json_object_object_add(o, "merged", json_object_new_uint64(s->merged));
+	json_object_object_add(o, "host_errors", host_errors(v));
 	stages = json_object_new_object();
 	for (unsigned int st = 0; st < BLK_NR_STAGES; st++)
 		json_object_object_add(stages, blk_stage_name(st),

@@ -14,6 +14,7 @@
 
 struct worker;
 struct vbd;
+struct host_errors;
 
 struct daemon {
 	struct options opts;
@@ -25,6 +26,7 @@ struct daemon {
 	struct worker **workers;
 	unsigned int nr_workers;
 	int broken_fd[2]; /* workers report broken rings here */
+	struct host_errors *host_errors; /* shared with the workers */
 
 	struct vbd *vbds;
 	unsigned int nr_vbds;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * stderr logging with journald priority prefixes.
+ * stderr logging with journald priority prefixes; structured journal
+ * entries for messages about a disk.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <systemd/sd-journal.h>
 
 #include "blkbackd/log.h"
 
@@ -14,15 +17,36 @@ static const char *const level_names[] = {
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 };
 
+/* Changed at run time by blkbackctl log-level: read by every thread. */
+static atomic_int log_max = LOG_INFO;
 /* Written once by log_init() before threads exist; read-only afterwards. */
-static int log_max = LOG_INFO;
 static bool log_journal;
 
 void log_init(int max_priority)
 {
-	log_max = max_priority;
+	log_set_level(max_priority);
 	/* systemd sets JOURNAL_STREAM when stderr is connected to journald. */
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_set_level(int max_priority)
+{
+	atomic_store_explicit(&log_max, max_priority, memory_order_relaxed);
+}
+
+static bool log_wanted(int priority)
+{
+	return priority <= atomic_load_explicit(&log_max, memory_order_relaxed);
+}
+
+/* One write per message so lines from threads never interleave. */
+static void log_line(int priority, const char *line)
+{
+	if (log_journal)
+		fprintf(stderr, "<%d>%s\n", priority, line);
+	else
+		fprintf(stderr, "blkbackd: %s: %s\n", level_names[priority],
+			line);
 }
 
 void log_msg(int priority, const char *fmt, ...)
@@ -30,15 +54,32 @@ void log_msg(int priority, const char *fmt, ...)
 	char line[1024];
 	va_list ap;
 
-	if (priority > log_max)
+	if (!log_wanted(priority))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* One write per message so lines from threads never interleave. */
-	if (log_journal)
-		fprintf(stderr, "<%d>%s\n", priority, line);
-	else
-		fprintf(stderr, "blkbackd: %s: %s\n", level_names[priority],
-			line);
+	log_line(priority, line);
+}
+
+void log_disk_msg(int priority, const struct log_disk *disk, int err,
+		  const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!log_wanted(priority))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* Without a journal to take it, the message still reaches stderr. */
+	if (log_journal &&
+	    sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", priority,
+			    "SYSLOG_IDENTIFIER=blkbackd", "DOMID=%u",
+			    disk->domid, "VBD=%u", disk->devid, "VDEV=%s",
+			    disk->vdev ? disk->vdev : "", "ERRNO=%d", err,
+			    NULL) == 0)
+		return;
+	log_line(priority, line);
 }

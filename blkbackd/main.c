@@ -19,6 +19,7 @@
 
 #include "blkbackd/control.h"
 #include "blkbackd/daemon.h"
+#include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
 #include "blkbackd/vbd.h"
@@ -79,6 +80,7 @@ static int start_workers(struct daemon *d)
 			.max_bounce_pages = d->opts.ring_buffer_mib * MIB_PAGES,
 			.budget = &d->buffers,
 		},
+		.host_errors = d->host_errors,
 	};
 	int ret;
 
@@ -183,11 +185,14 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 	unsigned int last_count = ~0u;
 
 	for (;;) {
+		/* Host I/O error summaries are owed on a timer. */
+		int timeout_ms = host_errors_log_due(d->host_errors);
+
 		if (d->nr_vbds != last_count) {
 			last_count = d->nr_vbds;
 			notify_status(d);
 		}
-		if (poll(fds, 4, -1) < 0) {
+		if (poll(fds, 4, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -280,6 +285,9 @@ static int run(struct daemon *d)
 	if (pipe2(d->broken_fd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
 	ret = make_state_dir(d->opts.state_dir);
+	if (ret == 0)
+		ret = host_errors_create(&d->host_errors,
+					 d->opts.error_log_interval);
 	if (ret < 0)
 		return ret;
 	ret = open_xenstore(d);
@@ -305,6 +313,7 @@ static int run(struct daemon *d)
 		log_err("main loop failed: %s", strerror(-ret));
 	vbd_release_all(d);
 	stop_workers(d);
+	host_errors_destroy(d->host_errors);
 	xs_close(d->xs);
 	close(sig_fd);
 	return ret > 0 ? 0 : ret;

@@ -40,6 +40,7 @@ enum option_id {
 	OPT_ID_MAX_PERSISTENT_GRANTS,
 	OPT_ID_RING_BUFFER_MIB,
 	OPT_ID_BUFFER_MIB,
+	OPT_ID_ERROR_LOG_INTERVAL,
 	OPT_ID_CONFIG,
 	OPT_ID_CHECK_CONFIG,
 	OPT_ID_HELP,
@@ -158,6 +159,13 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.help = "MiB of bounce buffers shared by all rings",
 		.min = 0, .max = 65536, .def = 256,
 		FIELD(FIELD_UINT, buffer_mib),
+	},
+	[OPT_ID_ERROR_LOG_INTERVAL] = {
+		.name = "error-log-interval", .kind = OPT_NUMBER,
+		.metavar = "SECONDS",
+		.help = "a disk's repeated host I/O errors: one line per SECONDS",
+		.min = 1, .max = 86400, .def = 10,
+		FIELD(FIELD_UINT, error_log_interval),
 	},
 	[OPT_ID_CONFIG] = {
 		.name = "config", .kind = OPT_PATH, .metavar = "FILE",

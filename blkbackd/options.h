@@ -33,6 +33,7 @@ struct options {
 	unsigned int max_pgrants; /* persistent grants per ring */
 	unsigned int ring_buffer_mib; /* bounce memory per ring */
 	unsigned int buffer_mib; /* bounce memory for all rings together */
+	unsigned int error_log_interval; /* seconds between error summaries */
 	bool stage_timing; /* time each request's stages */
 	const char *state_dir; /* ring journals; NULL: none */
 	const char *control_socket; /* NULL: <state_dir>/control, if any */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
 #include "blkbackd/stats-log.h"
 #include "blkbackd/vbd.h"
@@ -137,6 +138,21 @@ static void vbd_disconnect(struct vbd *v)
 	vbd_disconnect_as(v, BLK_DISCONNECT_CLOSE);
 }
 
+/* Count and log the host's I/O errors on its rings, named as xl names it. */
+static void vbd_count_host_errors(struct vbd *v)
+{
+	char *dev = NULL;
+
+	if (xenbus_read_str(v->d->xs, v->be, "dev", &dev) < 0)
+		dev = NULL;
+	if (host_errors_add_disk(v->d->host_errors, v->cookie,
+				 (1ull << QUEUE_BITS) - 1, v->fe_domid,
+				 v->devid, dev) < 0)
+		log_warn("%s: out of memory: its host I/O errors go uncounted",
+			 v->name);
+	free(dev);
+}
+
 static struct worker *least_loaded_worker(struct daemon *d)
 {
 	struct worker *best = d->workers[0];
@@ -163,6 +179,7 @@ static void vbd_forget(struct vbd *v)
 
 	vbd_disconnect(v);
 	vbd_unwatch_frontend(v);
+	host_errors_remove_disk(d->host_errors, v->cookie);
 	if (v->image_open) {
 		blk_image_close(&v->image);
 		log_info("%s: released", v->name);
@@ -680,6 +697,7 @@ static void vbd_connect(struct vbd *v)
 		return;
 	}
 	v->sector_size = vbd_sector_size(v, &fe);
+	vbd_count_host_errors(v);
 	if (vbd_connect_queues(v, &fe) < 0)
 		return;
 	v->link = (struct blk_frontend_summary){ .abi = abi_name(fe.abi),
@@ -1058,6 +1076,7 @@ void vbd_release_all(struct daemon *d)
 		/* The guest stays: a pause, not an error (blkbackd(8)). */
 		vbd_disconnect_as(v, BLK_DISCONNECT_STOP);
 		vbd_unwatch_frontend(v);
+		host_errors_remove_disk(d->host_errors, v->cookie);
 		if (v->image_open)
 			blk_image_close(&v->image);
 		d->vbds = v->next;
@@ -1097,6 +1116,8 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 		};
 
 		vbd_stats(v, &info.stats);
+		info.nr_host_errors = host_errors_counts(
+			d->host_errors, v->cookie, info.host_errors);
 		fn(&info, arg);
 	}
 }

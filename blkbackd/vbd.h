@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "blkbackd/daemon.h"
+#include "blkbackd/host-errors.h"
 #include "libblk/stats.h"
 #include "libblk/xenbus.h"
 
@@ -49,6 +50,9 @@ struct vbd_info {
 	bool readonly;
 	struct blk_backend_features features; /* as offered at InitWait */
 	struct blk_stats stats; /* summed over its queues */
+	/* The host's I/O errors since it was attached, by op and errno. */
+	struct host_error_count host_errors[HOST_ERRORS_MAX_KINDS];
+	unsigned int nr_host_errors;
 };
 
 typedef void (*vbd_visit_fn)(const struct vbd_info *info, void *arg);

@@ -21,6 +21,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
+	tests/host-errors.sh \
+	tests/host-errors-enospc.sh \
 	tests/vbd-crash-points.sh \
 	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \

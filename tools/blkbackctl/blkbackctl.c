@@ -168,6 +168,27 @@ static void print_stages(json_object *d)
 	}
 }
 
+/* "host errors: read EIO (Input/output error) 17, ..." */
+static void print_host_errors(json_object *d)
+{
+	json_object *list;
+	size_t n;
+
+	if (!json_object_object_get_ex(d, "host_errors", &list))
+		return;
+	n = json_object_array_length(list);
+	if (!n)
+		return;
+	printf("  host errors:");
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(list, i);
+
+		printf("%s %s %s (%s) %" PRId64, i ? "," : "", str(e, "op"),
+		       str(e, "errno"), str(e, "message"), num(e, "count"));
+	}
+	printf("\n");
+}
+
 static void print_stats(json_object *devices)
 {
 	for (size_t i = 0; i < json_object_array_length(devices); i++) {
@@ -182,6 +203,7 @@ static void print_stats(json_object *devices)
 		       ", merged %" PRId64 "\n",
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
 		       num(d, "merged"));
+		print_host_errors(d);
 		print_stages(d);
 	}
 }
