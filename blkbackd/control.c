@@ -69,6 +69,8 @@ static json_object *stage_times(const struct blk_stage_time *t)
 	json_object *hist = json_object_new_array();
 
 	json_object_object_add(o, "count", json_object_new_uint64(t->n));
+	json_object_object_add(o, "sum_us",
+			       json_object_new_double((double)t->sum_ns / 1e3));
 	json_object_object_add(o, "mean_us",
 			       json_object_new_double(blk_stage_mean_us(t)));
 	json_object_object_add(o, "p50_us",
@@ -94,6 +96,7 @@ static json_object *device_id(const struct vbd_info *v)
 	json_object_object_add(o, "domid", json_object_new_int64(v->domid));
 	json_object_object_add(o, "devid", json_object_new_int64(v->devid));
 	json_object_object_add(o, "name", json_object_new_string(v->name));
+	json_object_object_add(o, "vdev", json_object_new_string(v->vdev));
 	return o;
 }
 

@@ -31,6 +31,7 @@ struct vbd {
 	uint32_t devid;
 	uint64_t cookie; /* names this device to the workers */
 	char name[48]; /* "vbd 5/51712", for messages */
+	char vdev[32]; /* "xvda", as xl names it; "" until connected */
 	char be[VBD_PATH_MAX];
 	char fe[VBD_PATH_MAX]; /* empty until read */
 	char fe_state[VBD_PATH_MAX + 8];
@@ -138,19 +139,23 @@ static void vbd_disconnect(struct vbd *v)
 	vbd_disconnect_as(v, BLK_DISCONNECT_CLOSE);
 }
 
-/* Count and log the host's I/O errors on its rings, named as xl names it. */
+/*
+ * Count and log the host's I/O errors on its rings, with the name xl
+ * gives it (the backend's dev node).
+ */
 static void vbd_count_host_errors(struct vbd *v)
 {
-	char *dev = NULL;
+	char *dev;
 
-	if (xenbus_read_str(v->d->xs, v->be, "dev", &dev) < 0)
-		dev = NULL;
+	if (xenbus_read_str(v->d->xs, v->be, "dev", &dev) == 0) {
+		snprintf(v->vdev, sizeof(v->vdev), "%s", dev);
+		free(dev);
+	}
 	if (host_errors_add_disk(v->d->host_errors, v->cookie,
 				 (1ull << QUEUE_BITS) - 1, v->fe_domid,
-				 v->devid, dev) < 0)
+				 v->devid, v->vdev) < 0)
 		log_warn("%s: out of memory: its host I/O errors go uncounted",
 			 v->name);
-	free(dev);
 }
 
 static struct worker *least_loaded_worker(struct daemon *d)
@@ -1104,6 +1109,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.domid = v->fe_domid,
 			.devid = v->devid,
 			.name = v->name,
+			.vdev = v->vdev,
 			.image = v->image_path,
 			.connected = v->nr_queues > 0,
 			.failed = v->failed,

@@ -40,6 +40,7 @@ struct vbd_info {
 	uint32_t domid;
 	uint32_t devid;
 	const char *name;
+	const char *vdev; /* "xvda"; "" until first connected */
 	const char *image; /* "" until opened */
 	bool connected;
 	bool failed;

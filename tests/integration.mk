@@ -21,6 +21,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
+	tests/blkbackctl-metrics.sh \
 	tests/host-errors.sh \
 	tests/host-errors-enospc.sh \
 	tests/vbd-crash-points.sh \

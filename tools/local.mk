@@ -27,7 +27,8 @@ EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh
 
 # blkbackctl: the control socket's client.
 sbin_PROGRAMS += tools/blkbackctl/blkbackctl
-tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c
+tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
+	tools/blkbackctl/metrics.h tools/blkbackctl/metrics.c
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
 tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS)

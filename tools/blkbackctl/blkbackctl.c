@@ -16,6 +16,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tools/blkbackctl/metrics.h"
+
 #define REPLY_MAX (16u << 20)
 
 static void usage(FILE *out)
@@ -25,10 +27,14 @@ static void usage(FILE *out)
 		"Commands:\n"
 		"  list                 the devices blkbackd serves\n"
 		"  stats [DOMID/DEVID]  their counters and stage times\n"
+		"  metrics              the counters for Prometheus\n"
 		"Options:\n"
 		"  -s, --socket PATH    the daemon's control socket (default "
 		"%s)\n"
 		"  -j, --json           print the daemon's JSON reply\n"
+		"  -t, --textfile PATH  metrics: write them to PATH, "
+		"atomically "
+		"(node_exporter)\n"
 		"  -h, --help, -V, --version\n",
 		BLKBACKD_CONTROL_SOCKET);
 }
@@ -208,28 +214,106 @@ static void print_stats(json_object *devices)
 	}
 }
 
+/* A command: its arguments, and what the daemon is asked for it. */
+struct command {
+	const char *name;
+	int min_args, max_args;
+	const char *request; /* NULL: the command line as it is */
+};
+
+static const struct command commands[] = {
+	{ "list", 0, 0, NULL },
+	{ "stats", 0, 1, NULL },
+	{ "metrics", 0, 0, "stats" },
+};
+
+static const struct command *find_command(int argc, char **argv)
+{
+	int nargs = argc - 1;
+
+	if (argc < 1)
+		return NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[0], commands[i].name) == 0 &&
+		    nargs >= commands[i].min_args &&
+		    nargs <= commands[i].max_args)
+			return &commands[i];
+	return NULL;
+}
+
+/* The request line for @cmd with the arguments @argv. */
+static void make_request(const struct command *cmd, int argc, char **argv,
+			 char *buf, size_t len)
+{
+	size_t used;
+
+	if (cmd->request) {
+		snprintf(buf, len, "%s", cmd->request);
+		return;
+	}
+	used = (size_t)snprintf(buf, len, "%s", cmd->name);
+	for (int i = 1; i < argc && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, " %s",
+					 argv[i]);
+}
+
+static int print_metrics(json_object *devices, const char *textfile)
+{
+	int ret;
+
+	if (!textfile)
+		return metrics_write(stdout, devices) < 0 ? 1 : 0;
+	ret = metrics_write_textfile(textfile, devices);
+	if (ret < 0)
+		fprintf(stderr, "blkbackctl: cannot write %s: %s\n", textfile,
+			strerror(-ret));
+	return ret < 0 ? 1 : 0;
+}
+
+/* Print a reply that is not an error; returns the exit status. */
+static int print_reply(const struct command *cmd, json_object *reply,
+		       const char *textfile)
+{
+	json_object *devices;
+
+	if (!json_object_object_get_ex(reply, "devices", &devices))
+		return 1;
+	if (strcmp(cmd->name, "list") == 0)
+		print_list(devices);
+	else if (strcmp(cmd->name, "stats") == 0)
+		print_stats(devices);
+	else
+		return print_metrics(devices, textfile);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "textfile", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = BLKBACKD_CONTROL_SOCKET;
-	json_object *reply, *devices, *err;
+	const char *path = BLKBACKD_CONTROL_SOCKET, *textfile = NULL;
+	const struct command *cmd;
+	json_object *reply, *err;
 	char request[128], *text;
 	bool json = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:jhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:jt:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			path = optarg;
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 't':
+			textfile = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -242,16 +326,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc ||
-	    (strcmp(argv[optind], "list") && strcmp(argv[optind], "stats")) ||
-	    argc - optind > 2 ||
-	    (argc - optind == 2 && strcmp(argv[optind], "stats"))) {
+	cmd = find_command(argc - optind, argv + optind);
+	if (!cmd || (textfile && strcmp(cmd->name, "metrics"))) {
 		usage(stderr);
 		return 2;
 	}
-	snprintf(request, sizeof(request), "%s%s%s", argv[optind],
-		 argc - optind == 2 ? " " : "",
-		 argc - optind == 2 ? argv[optind + 1] : "");
+	make_request(cmd, argc - optind, argv + optind, request,
+		     sizeof(request));
 	text = ask(path, request);
 	if (!text)
 		return 1;
@@ -268,14 +349,8 @@ int main(int argc, char **argv)
 	} else if (json) {
 		fputs(text, stdout);
 		c = 0;
-	} else if (json_object_object_get_ex(reply, "devices", &devices)) {
-		if (strcmp(argv[optind], "list") == 0)
-			print_list(devices);
-		else
-			print_stats(devices);
-		c = 0;
 	} else {
-		c = 1;
+		c = print_reply(cmd, reply, textfile);
 	}
 	json_object_put(reply);
 	free(text);
