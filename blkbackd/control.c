@@ -14,6 +14,7 @@
 
 #include "blkbackd/control.h"
 #include "blkbackd/log.h"
+#include "blkbackd/options.h"
 #include "blkbackd/vbd.h"
 
 #define REQUEST_MAX 128
@@ -211,13 +212,47 @@ static json_object *error_reply(const char *msg)
 	return o;
 }
 
+/*
+ * "log-level [LEVEL]": change the level (from now on, on every thread) and
+ * answer the one in force.
+ */
+static json_object *log_level(struct daemon *d, const char *level)
+{
+	const struct opt_desc *opt = option_find("log-level");
+	char accepted[128], msg[256];
+	const char *name;
+	json_object *reply;
+
+	if (level && option_set(&d->opts, opt, level) < 0) {
+		option_describe(opt, accepted, sizeof(accepted));
+		snprintf(msg, sizeof(msg), "unknown log level '%s': give %s",
+			 level, accepted);
+		return error_reply(msg);
+	}
+	name = option_choice_name(opt, d->opts.log_level);
+	if (level) {
+		log_set_level(d->opts.log_level);
+		log_notice("log level set to %s (blkbackctl)", name);
+	}
+	reply = json_object_new_object();
+	json_object_object_add(reply, "log_level",
+			       json_object_new_string(name));
+	return reply;
+}
+
 /* The reply to one request line. */
 static json_object *answer(struct daemon *d, const char *req)
 {
 	json_object *reply = json_object_new_object();
 	struct stats_query q = { .devices = json_object_new_array() };
-	char extra;
+	char level[32], extra;
 
+	if (strcmp(req, "log-level") == 0 ||
+	    sscanf(req, "log-level %31s %c", level, &extra) == 1) {
+		json_object_put(q.devices);
+		json_object_put(reply);
+		return log_level(d, req[strlen("log-level")] ? level : NULL);
+	}
 	if (strcmp(req, "list") == 0) {
 		vbd_visit_all(d, add_listing, q.devices);
 	} else if (strcmp(req, "stats") == 0) {
@@ -235,7 +270,7 @@ static json_object *answer(struct daemon *d, const char *req)
 		json_object_put(q.devices);
 		json_object_put(reply);
 		return error_reply("unknown request (list, stats "
-				   "[DOMID/DEVID])");
+				   "[DOMID/DEVID], log-level [LEVEL])");
 	}
 	json_object_object_add(reply, "devices", q.devices);
 	return reply;

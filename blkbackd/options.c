@@ -257,6 +257,11 @@ static const char *choice_name(const struct opt_choice *c, long value)
 	return "?";
 }
 
+const char *option_choice_name(const struct opt_desc *d, long value)
+{
+	return d->choices ? choice_name(d->choices, value) : "?";
+}
+
 /* Parse @text for a number or choice option @d into @value. */
 static int parse_value(const struct opt_desc *d, const char *text, long *value)
 {

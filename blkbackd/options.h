@@ -96,6 +96,8 @@ int option_set(struct options *opts, const struct opt_desc *d,
 	       const char *text);
 /* What @d accepts, for an error message: "a number from 1 to 64". */
 void option_describe(const struct opt_desc *d, char *buf, size_t len);
+/* The name of the choice of @d whose value is @value, or "?". */
+const char *option_choice_name(const struct opt_desc *d, long value);
 
 /*
  * Every setting at its default; -ENOMEM. Whatever @opts held is dropped,

@@ -22,6 +22,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
 	tests/blkbackctl-metrics.sh \
+	tests/blkbackctl-log-level.sh \
 	tests/host-errors.sh \
 	tests/host-errors-enospc.sh \
 	tests/vbd-crash-points.sh \

@@ -28,6 +28,9 @@ static void usage(FILE *out)
 		"  list                 the devices blkbackd serves\n"
 		"  stats [DOMID/DEVID]  their counters and stage times\n"
 		"  metrics              the counters for Prometheus\n"
+		"  log-level [LEVEL]    show or set the daemon's log level "
+		"(err, warning,\n"
+		"                       notice, info, debug)\n"
 		"Options:\n"
 		"  -s, --socket PATH    the daemon's control socket (default "
 		"%s)\n"
@@ -225,6 +228,7 @@ static const struct command commands[] = {
 	{ "list", 0, 0, NULL },
 	{ "stats", 0, 1, NULL },
 	{ "metrics", 0, 0, "stats" },
+	{ "log-level", 0, 1, NULL },
 };
 
 static const struct command *find_command(int argc, char **argv)
@@ -276,6 +280,10 @@ static int print_reply(const struct command *cmd, json_object *reply,
 {
 	json_object *devices;
 
+	if (strcmp(cmd->name, "log-level") == 0) {
+		printf("%s\n", str(reply, "log_level"));
+		return 0;
+	}
 	if (!json_object_object_get_ex(reply, "devices", &devices))
 		return 1;
 	if (strcmp(cmd->name, "list") == 0)
