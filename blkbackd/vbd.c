@@ -1115,7 +1115,10 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.failed = v->failed,
 			.nr_queues = v->nr_queues,
 			.link = v->link,
-			.sectors = v->image_open ? vbd_capacity(v) : 0,
+			/* Its sector size is known once the guest connected. */
+			.sectors = v->image_open && v->sector_size
+					   ? vbd_capacity(v)
+					   : 0,
 			.sector_size = v->sector_size,
 			.readonly = v->image_open && v->image.readonly,
 			.features = v->features,
