@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make install DESTDIR=...` puts the daemon, the hotplug script, the systemd
-# unit and the man pages where a Xen host expects them, with the right
-# modes, and the installed unit starts the installed daemon.
+# unit, the man pages and blkbackctl's bash completion where a Xen host
+# expects them, with the right modes, and the installed unit starts the
+# installed daemon.
 . "$top_srcdir/tests/lib.sh"
 
 make=${MAKE:-make}
@@ -30,7 +31,8 @@ sbindir=$(make_var sbindir)
 xenscriptdir=$(make_var xenscriptdir)
 unitdir=$(make_var systemdsystemunitdir)
 mandir=$(make_var mandir)
-for d in "$sbindir" "$xenscriptdir" "$unitdir" "$mandir"; do
+completiondir=$(make_var bashcompletiondir)
+for d in "$sbindir" "$xenscriptdir" "$unitdir" "$mandir" "$completiondir"; do
 	case $d in
 	/*) ;;
 	*) hard_error "could not read the install directories ($d)" ;;
@@ -57,6 +59,8 @@ expect_file "$unitdir/blkbackd.service" 644
 expect_file "$mandir/man8/blkbackd.8" 644
 expect_file "$mandir/man5/blkbackd.conf.5" 644
 expect_file "$mandir/man8/blkbackd-hotplug.8" 644
+# bash-completion loads a command's completion by the command's name.
+expect_file "$completiondir/blkbackctl" 644
 
 unit=$dest$unitdir/blkbackd.service
 if [ -f "$unit" ]; then

@@ -23,6 +23,7 @@ INTEGRATION_TESTS = \
 	tests/blkbackctl.sh \
 	tests/blkbackctl-metrics.sh \
 	tests/blkbackctl-log-level.sh \
+	tests/blkbackctl-completion.sh \
 	tests/host-errors.sh \
 	tests/host-errors-enospc.sh \
 	tests/vbd-crash-points.sh \

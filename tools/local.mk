@@ -32,6 +32,8 @@ tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
 tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS)
+# Installed as "blkbackctl", the name bash-completion loads it by.
+dist_bashcompletion_DATA = tools/blkbackctl/completion/blkbackctl
 
 # The Debian packages, built from a copy of the source tree and checked
 # (tests/deb-build.sh). Not part of `make check`: it builds everything
