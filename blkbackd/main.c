@@ -285,16 +285,18 @@ static int run(struct daemon *d)
 	if (pipe2(d->broken_fd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
 	ret = make_state_dir(d->opts.state_dir);
-	if (ret == 0)
-		ret = host_errors_create(&d->host_errors,
-					 d->opts.error_log_interval);
 	if (ret < 0)
 		return ret;
 	ret = open_xenstore(d);
 	if (ret == 0)
+		ret = host_errors_create(&d->host_errors,
+					 d->opts.error_log_interval);
+	if (ret == 0)
 		ret = start_workers(d);
-	if (ret < 0)
+	if (ret < 0) {
+		host_errors_destroy(d->host_errors);
 		return ret;
+	}
 
 	/* Devices that exist already (a restart) are picked up here. */
 	drain_watches(d);
