@@ -15,6 +15,7 @@
 #include "blkbackd/control.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
+#include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
 
 #define REQUEST_MAX 128
@@ -240,19 +241,56 @@ static json_object *log_level(struct daemon *d, const char *level)
 	return reply;
 }
 
+/* "resize [DOMID/DEVID]": re-read the image sizes; NULL if not that. */
+static json_object *resize(struct daemon *d, const char *req)
+{
+	uint32_t domid, devid;
+	char extra;
+
+	if (strcmp(req, "resize") == 0)
+		vbd_resize_all(d);
+	else if (sscanf(req, "resize %" SCNu32 "/%" SCNu32 "%c", &domid, &devid,
+			&extra) != 2)
+		return NULL;
+	else if (vbd_resize_one(d, domid, devid) < 0)
+		return error_reply("no such device");
+	return json_object_new_object();
+}
+
+/* "reload": blkbackd.conf again (see reload.h). */
+static json_object *reload(struct daemon *d)
+{
+	if (daemon_reload(d) < 0)
+		return error_reply("the configuration has errors (see the "
+				   "daemon's log); the running settings stay");
+	return json_object_new_object();
+}
+
+/* The commands that change something; NULL for the others. */
+static json_object *act(struct daemon *d, const char *req)
+{
+	char level[32], extra;
+
+	if (strcmp(req, "log-level") == 0)
+		return log_level(d, NULL);
+	if (sscanf(req, "log-level %31s %c", level, &extra) == 1)
+		return log_level(d, level);
+	if (strcmp(req, "reload") == 0)
+		return reload(d);
+	return resize(d, req);
+}
+
 /* The reply to one request line. */
 static json_object *answer(struct daemon *d, const char *req)
 {
-	json_object *reply = json_object_new_object();
-	struct stats_query q = { .devices = json_object_new_array() };
-	char level[32], extra;
+	json_object *reply = act(d, req);
+	struct stats_query q;
+	char extra;
 
-	if (strcmp(req, "log-level") == 0 ||
-	    sscanf(req, "log-level %31s %c", level, &extra) == 1) {
-		json_object_put(q.devices);
-		json_object_put(reply);
-		return log_level(d, req[strlen("log-level")] ? level : NULL);
-	}
+	if (reply)
+		return reply;
+	reply = json_object_new_object();
+	q = (struct stats_query){ .devices = json_object_new_array() };
 	if (strcmp(req, "list") == 0) {
 		vbd_visit_all(d, add_listing, q.devices);
 	} else if (strcmp(req, "stats") == 0) {
@@ -270,7 +308,8 @@ static json_object *answer(struct daemon *d, const char *req)
 		json_object_put(q.devices);
 		json_object_put(reply);
 		return error_reply("unknown request (list, stats "
-				   "[DOMID/DEVID], log-level [LEVEL])");
+				   "[DOMID/DEVID], log-level [LEVEL], resize "
+				   "[DOMID/DEVID], reload)");
 	}
 	json_object_object_add(reply, "devices", q.devices);
 	return reply;

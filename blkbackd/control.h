@@ -8,6 +8,8 @@
  *   stats [DOMID/DEVID]  per-device counters and stage times
  *   log-level [LEVEL]    set the least severe priority logged; answers
  *                        the one in force
+ *   resize [DOMID/DEVID] re-read image sizes and publish the changed ones
+ *   reload               read blkbackd.conf again (blkbackd/reload.h)
  *
  * Root-only by default: the socket is created with mode 0600. Served by
  * the main thread, one client at a time, with a short receive timeout so

@@ -18,6 +18,8 @@ struct host_errors;
 
 struct daemon {
 	struct options opts;
+	int argc; /* the command line, read again by a reload */
+	char **argv;
 	struct xs_handle *xs;
 	unsigned int domid;
 	char be_root[64]; /* /local/domain/<domid>/backend/vbd */

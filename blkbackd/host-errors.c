@@ -71,6 +71,13 @@ int host_errors_create(struct host_errors **out, unsigned int interval_s)
 	return 0;
 }
 
+void host_errors_set_interval(struct host_errors *he, unsigned int interval_s)
+{
+	pthread_mutex_lock(&he->lock);
+	he->interval_ns = (uint64_t)interval_s * NS_PER_SEC;
+	pthread_mutex_unlock(&he->lock);
+}
+
 void host_errors_destroy(struct host_errors *he)
 {
 	if (!he)

@@ -31,6 +31,8 @@ struct host_error_count {
 
 /* Summaries at most once per @interval_s seconds per disk and kind. */
 int host_errors_create(struct host_errors **out, unsigned int interval_s);
+/* Change the interval (a configuration reload). */
+void host_errors_set_interval(struct host_errors *he, unsigned int interval_s);
 /* Logs the summaries still owed; no worker may record any more. */
 void host_errors_destroy(struct host_errors *he);
 

@@ -22,6 +22,7 @@
 #include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
+#include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
 
@@ -207,10 +208,10 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 				vbd_log_stats_all(d);
 				continue;
 			}
-			/* SIGHUP: images may have grown; look again. */
+			/* SIGHUP: the configuration, never the images. */
 			if (si.ssi_signo != SIGHUP)
 				return (int)si.ssi_signo;
-			vbd_resize_all(d);
+			daemon_reload(d);
 		}
 		if (fds[2].revents)
 			drain_broken(d);
@@ -323,7 +324,9 @@ static int run(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .broken_fd = { -1, -1 } };
+	struct daemon d = { .argc = argc,
+			    .argv = argv,
+			    .broken_fd = { -1, -1 } };
 	int ret;
 
 	/* Configuration errors reach the journal with their priority too. */

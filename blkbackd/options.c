@@ -403,6 +403,28 @@ static long option_load(const struct options *opts, const struct opt_desc *d)
 	return 0;
 }
 
+static bool option_differs(const struct options *a, const struct options *b,
+			   const struct opt_desc *d)
+{
+	const char *sa, *sb;
+
+	if (d->field != FIELD_STRING)
+		return option_load(a, d) != option_load(b, d);
+	sa = *(const char *const *)((const char *)a + d->offset);
+	sb = *(const char *const *)((const char *)b + d->offset);
+	return !sa != !sb || (sa && strcmp(sa, sb) != 0);
+}
+
+void options_each_change(const struct options *a, const struct options *b,
+			 void (*fn)(const struct opt_desc *d, void *arg),
+			 void *arg)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++)
+		if (option_is_setting(&option_table[i]) &&
+		    option_differs(a, b, &option_table[i]))
+			fn(&option_table[i], arg);
+}
+
 int options_set_defaults(struct options *opts)
 {
 	const char *env;

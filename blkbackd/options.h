@@ -107,6 +107,11 @@ int options_set_defaults(struct options *opts);
 /* Free the string settings @opts owns; they read NULL afterwards. */
 void options_release(struct options *opts);
 
+/* Call @fn with every setting whose value differs between @a and @b. */
+void options_each_change(const struct options *a, const struct options *b,
+			 void (*fn)(const struct opt_desc *d, void *arg),
+			 void *arg);
+
 /*
  * Fill @opts from the defaults, then the configuration file (--config, or
  * BLKBACKD_CONFIG_PATH, whose absence is fine), then the command line, so

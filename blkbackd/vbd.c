@@ -1073,6 +1073,16 @@ void vbd_resize_all(struct daemon *d)
 		vbd_resize(v);
 }
 
+int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid)
+{
+	struct vbd *v = vbd_find(d, domid, devid);
+
+	if (!v)
+		return -ENOENT;
+	vbd_resize(v);
+	return 0;
+}
+
 void vbd_release_all(struct daemon *d)
 {
 	while (d->vbds) {

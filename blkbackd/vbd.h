@@ -28,6 +28,8 @@ void vbd_domains_released(struct daemon *d);
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
+/* The same for one device; -ENOENT when there is none. */
+int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid);
 /* What a connected ring pair was negotiated with. */
 struct blk_frontend_summary {
 	const char *abi; /* NULL until connected */

@@ -1,7 +1,8 @@
 #!/bin/sh
 # blkbackctl's bash completion, as bash runs it on <Tab>: the commands,
-# the options, the log levels, and after `stats` the devices the running
-# daemon serves, asked through the socket given on the command line.
+# the options, the log levels, and after `stats` and `resize` the devices
+# the running daemon serves, asked through the socket given on the command
+# line.
 . "$top_srcdir/tests/lib.sh"
 requires bash
 COMPLETION=$top_srcdir/tools/blkbackctl/completion/blkbackctl
@@ -35,12 +36,14 @@ expect() {
 	[ "$got" = "$want" ] || fail_later "blkbackctl $* <Tab>: '$got', wanted '$want'"
 }
 
-expect "list log-level metrics stats " ""
+expect "list log-level metrics reload resize stats " ""
 expect "list log-level " l
+expect "reload resize " re
 expect "--json " --j
 expect "debug " log-level d
 expect "debug err info notice warning " log-level ""
 expect "1/51712 7/51728 " --socket "$SOCKET" stats ""
+expect "1/51712 7/51728 " --socket "$SOCKET" resize ""
 # bash hands "--socket=PATH" over as three words.
 expect "7/51728 " --socket = "$SOCKET" stats 7
 expect "" --socket "$SOCKET" stats 1/51712 ""

@@ -18,6 +18,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-barrier.sh \
 	tests/vbd-readonly.sh \
 	tests/vbd-resize.sh \
+	tests/vbd-reload.sh \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \

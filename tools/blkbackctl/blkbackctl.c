@@ -31,6 +31,9 @@ static void usage(FILE *out)
 		"  log-level [LEVEL]    show or set the daemon's log level "
 		"(err, warning,\n"
 		"                       notice, info, debug)\n"
+		"  resize [DOMID/DEVID] re-read image sizes, tell the guests "
+		"of new ones\n"
+		"  reload               read blkbackd.conf again\n"
 		"Options:\n"
 		"  -s, --socket PATH    the daemon's control socket (default "
 		"%s)\n"
@@ -225,10 +228,9 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "list", 0, 0, NULL },
-	{ "stats", 0, 1, NULL },
-	{ "metrics", 0, 0, "stats" },
-	{ "log-level", 0, 1, NULL },
+	{ "list", 0, 0, NULL },	      { "stats", 0, 1, NULL },
+	{ "metrics", 0, 0, "stats" }, { "log-level", 0, 1, NULL },
+	{ "resize", 0, 1, NULL },     { "reload", 0, 0, NULL },
 };
 
 static const struct command *find_command(int argc, char **argv)
@@ -284,6 +286,9 @@ static int print_reply(const struct command *cmd, json_object *reply,
 		printf("%s\n", str(reply, "log_level"));
 		return 0;
 	}
+	/* Nothing to say: done. */
+	if (!strcmp(cmd->name, "resize") || !strcmp(cmd->name, "reload"))
+		return 0;
 	if (!json_object_object_get_ex(reply, "devices", &devices))
 		return 1;
 	if (strcmp(cmd->name, "list") == 0)
