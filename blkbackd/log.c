@@ -3,6 +3,7 @@
  * stderr logging with journald priority prefixes; structured journal
  * entries for messages about a disk.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -49,37 +50,49 @@ static void log_line(int priority, const char *line)
 			line);
 }
 
-void log_msg(int priority, const char *fmt, ...)
+/* Under systemd, @line with @disk in the journal's fields; 0 when sent. */
+static int log_to_journal(int priority, const char *line,
+			  const struct log_disk *disk, int err)
+{
+	if (!log_journal)
+		return -ENOTCONN;
+	return sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", priority,
+			       "SYSLOG_IDENTIFIER=blkbackd", "DOMID=%u",
+			       disk->domid, "VBD=%u", disk->devid, "VDEV=%s",
+			       disk->vdev ? disk->vdev : "", "ERRNO=%d", err,
+			       NULL);
+}
+
+/* A message, about @disk (or NULL) and caused by @err. */
+static void log_vmsg(int priority, const struct log_disk *disk, int err,
+		     const char *fmt, va_list ap)
 {
 	char line[1024];
-	va_list ap;
 
 	if (!log_wanted(priority))
 		return;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
+	/* Without a journal to take it, the message still reaches stderr. */
+	if (disk && log_to_journal(priority, line, disk, err) == 0)
+		return;
 	log_line(priority, line);
+}
+
+void log_msg(int priority, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(priority, NULL, 0, fmt, ap);
+	va_end(ap);
 }
 
 void log_disk_msg(int priority, const struct log_disk *disk, int err,
 		  const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 
-	if (!log_wanted(priority))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	log_vmsg(priority, disk, err, fmt, ap);
 	va_end(ap);
-	/* Without a journal to take it, the message still reaches stderr. */
-	if (log_journal &&
-	    sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", priority,
-			    "SYSLOG_IDENTIFIER=blkbackd", "DOMID=%u",
-			    disk->domid, "VBD=%u", disk->devid, "VDEV=%s",
-			    disk->vdev ? disk->vdev : "", "ERRNO=%d", err,
-			    NULL) == 0)
-		return;
-	log_line(priority, line);
 }

@@ -88,67 +88,53 @@ static void put_header(FILE *out, const char *name, const char *type,
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A counter per disk and operation, from the operation's @field. */
-static void put_op_family(FILE *out, json_object *devices, const char *name,
-			  const char *field, const char *help)
+/* One device's samples of the family @name, from its @field. */
+typedef void put_device_fn(FILE *out, const char *name, json_object *dev,
+			   const char *field);
+
+/* A counter per operation, from the operation's @field. */
+static void put_op_counters(FILE *out, const char *name, json_object *dev,
+			    const char *field)
 {
-	put_header(out, name, "counter", help);
-	for (size_t i = 0; i < json_object_array_length(devices); i++) {
-		json_object *dev = json_object_array_get_idx(devices, i);
+	for (size_t op = 0; op < sizeof(ops) / sizeof(ops[0]); op++) {
+		const char *const labels[] = { "op", ops[op], NULL };
 
-		for (size_t op = 0; op < sizeof(ops) / sizeof(ops[0]); op++) {
-			const char *const labels[] = { "op", ops[op], NULL };
-
-			put_sample(out, name, dev, labels,
-				   counter(member(dev, ops[op]), field));
-		}
+		put_sample(out, name, dev, labels,
+			   counter(member(dev, ops[op]), field));
 	}
 }
 
-/* A counter per disk, from its @field. */
-static void put_disk_family(FILE *out, json_object *devices, const char *name,
-			    const char *field, const char *help)
+static void put_counter(FILE *out, const char *name, json_object *dev,
+			const char *field)
 {
-	put_header(out, name, "counter", help);
-	for (size_t i = 0; i < json_object_array_length(devices); i++)
-		put_sample(
-			out, name, json_object_array_get_idx(devices, i), NULL,
-			counter(json_object_array_get_idx(devices, i), field));
+	put_sample(out, name, dev, NULL, counter(dev, field));
 }
 
-static void put_host_errors(FILE *out, json_object *devices)
+/* A counter per operation and errno, from the list in @field. */
+static void put_host_errors(FILE *out, const char *name, json_object *dev,
+			    const char *field)
 {
-	const char *name = "blkbackd_errors_total";
+	json_object *list = member(dev, field);
 
-	put_header(out, name, "counter",
-		   "Host I/O errors (the image's file system or device failed "
-		   "the I/O), by operation and errno.");
-	for (size_t i = 0; i < json_object_array_length(devices); i++) {
-		json_object *dev = json_object_array_get_idx(devices, i);
-		json_object *list = member(dev, "host_errors");
+	for (size_t e = 0; list && e < json_object_array_length(list); e++) {
+		json_object *err = json_object_array_get_idx(list, e);
+		const char *const labels[] = {
+			"op",	 json_object_get_string(member(err, "op")),
+			"errno", json_object_get_string(member(err, "errno")),
+			NULL,
+		};
 
-		for (size_t e = 0; list && e < json_object_array_length(list);
-		     e++) {
-			json_object *err = json_object_array_get_idx(list, e);
-			const char *const labels[] = {
-				"op",
-				json_object_get_string(member(err, "op")),
-				"errno",
-				json_object_get_string(member(err, "errno")),
-				NULL,
-			};
-
-			put_sample(out, name, dev, labels,
-				   counter(err, "count"));
-		}
+		put_sample(out, name, dev, labels, counter(err, "count"));
 	}
 }
 
-/* One stage of one disk as a cumulative histogram in seconds. */
+/* One stage as a cumulative histogram in seconds. */
 static void put_stage(FILE *out, const char *name, json_object *dev,
 		      const char *stage, json_object *t)
 {
 	json_object *hist = member(t, "log2_us_histogram");
+	const char *const stage_label[] = { "stage", stage, NULL };
+	const char *const inf_labels[] = { "stage", stage, "le", "+Inf", NULL };
 	char bucket[64], sum[64], count[64], le[32];
 	uint64_t seen = 0;
 
@@ -165,62 +151,70 @@ static void put_stage(FILE *out, const char *name, json_object *dev,
 		snprintf(le, sizeof(le), "%.6g", (double)(1ull << b) / 1e6);
 		put_sample(out, bucket, dev, labels, seen);
 	}
-	{
-		const char *const labels[] = { "stage", stage, "le", "+Inf",
-					       NULL };
-		const char *const stage_label[] = { "stage", stage, NULL };
-
-		put_sample(out, bucket, dev, labels, counter(t, "count"));
-		put_series(out, sum, dev, stage_label);
-		fprintf(out, "} %.9g\n", real(t, "sum_us") / 1e6);
-		put_sample(out, count, dev, stage_label, counter(t, "count"));
-	}
+	put_sample(out, bucket, dev, inf_labels, counter(t, "count"));
+	put_series(out, sum, dev, stage_label);
+	fprintf(out, "} %.9g\n", real(t, "sum_us") / 1e6);
+	put_sample(out, count, dev, stage_label, counter(t, "count"));
 }
 
-static void put_stages(FILE *out, json_object *devices)
+/* A histogram per stage, from the stage times in @field. */
+static void put_stages(FILE *out, const char *name, json_object *dev,
+		       const char *field)
 {
-	const char *name = "blkbackd_stage_seconds";
+	json_object *st = member(dev, field), *t;
 
-	put_header(out, name, "histogram",
-		   "Time requests spent in each of the daemon's stages (only "
-		   "with blkbackd --stage-timing).");
-	for (size_t i = 0; i < json_object_array_length(devices); i++) {
-		json_object *dev = json_object_array_get_idx(devices, i);
-		json_object *st = member(dev, "stages_us");
-
-		for (size_t s = 0; st && s < sizeof(stages) / sizeof(stages[0]);
-		     s++) {
-			json_object *t = member(st, stages[s]);
-
-			if (t)
-				put_stage(out, name, dev, stages[s], t);
-		}
-	}
+	for (size_t s = 0; st && s < sizeof(stages) / sizeof(stages[0]); s++)
+		if ((t = member(st, stages[s])))
+			put_stage(out, name, dev, stages[s], t);
 }
+
+/* The families, in the order written; blkbackctl(8) lists them. */
+static const struct family {
+	const char *name, *type, *help;
+	put_device_fn *put;
+	const char *field; /* in the stats reply's device object */
+} families[] = {
+	{ "blkbackd_requests_total", "counter",
+	  "Requests answered, by operation.", put_op_counters, "requests" },
+	{ "blkbackd_sectors_total", "counter",
+	  "512-byte sectors moved, by operation.", put_op_counters, "sectors" },
+	{ "blkbackd_request_errors_total", "counter",
+	  "Requests answered with an error, by operation.", put_op_counters,
+	  "errors" },
+	{ "blkbackd_errors_total", "counter",
+	  "Host I/O errors (the image's file system or device failed the "
+	  "I/O), by operation and errno.",
+	  put_host_errors, "host_errors" },
+	{ "blkbackd_rejected_requests_total", "counter",
+	  "Requests with an unknown operation, answered with an error.",
+	  put_counter, "rejected" },
+	{ "blkbackd_buffer_waits_total", "counter",
+	  "Requests that waited for bounce buffers.", put_counter,
+	  "waited_for_buffers" },
+	{ "blkbackd_merged_requests_total", "counter",
+	  "Requests that rode in a neighbour's I/O.", put_counter, "merged" },
+	{ "blkbackd_stage_seconds", "histogram",
+	  "Time requests spent in each of the daemon's stages (only with "
+	  "blkbackd --stage-timing).",
+	  put_stages, "stages_us" },
+};
 
 int metrics_write(FILE *out, json_object *devices)
 {
+	size_t n = json_object_array_length(devices);
+
 	put_header(out, "blkbackd_devices", "gauge",
 		   "Devices the daemon knows, connected or not.");
-	fprintf(out, "blkbackd_devices %zu\n",
-		json_object_array_length(devices));
-	put_op_family(out, devices, "blkbackd_requests_total", "requests",
-		      "Requests answered, by operation.");
-	put_op_family(out, devices, "blkbackd_sectors_total", "sectors",
-		      "512-byte sectors moved, by operation.");
-	put_op_family(out, devices, "blkbackd_request_errors_total", "errors",
-		      "Requests answered with an error, by operation.");
-	put_host_errors(out, devices);
-	put_disk_family(out, devices, "blkbackd_rejected_requests_total",
-			"rejected",
-			"Requests with an unknown operation, answered with an "
-			"error.");
-	put_disk_family(out, devices, "blkbackd_buffer_waits_total",
-			"waited_for_buffers",
-			"Requests that waited for bounce buffers.");
-	put_disk_family(out, devices, "blkbackd_merged_requests_total",
-			"merged", "Requests that rode in a neighbour's I/O.");
-	put_stages(out, devices);
+	fprintf(out, "blkbackd_devices %zu\n", n);
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		const struct family *fam = &families[f];
+
+		put_header(out, fam->name, fam->type, fam->help);
+		for (size_t i = 0; i < n; i++)
+			fam->put(out, fam->name,
+				 json_object_array_get_idx(devices, i),
+				 fam->field);
+	}
 	return ferror(out) ? -EIO : 0;
 }
 
