@@ -66,6 +66,7 @@ d=$tmp/daemon.list
 expect "$d" -rwxr-xr-x /usr/sbin/blkbackd
 expect "$d" -rwxr-xr-x /usr/sbin/blkbackctl
 expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackctl.8.gz
+expect "$d" -rw-r--r-- /usr/share/bash-completion/completions/blkbackctl
 expect "$d" -rwxr-xr-x /etc/xen/scripts/blkbackd
 expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd.service
 expect "$d" -rw-r--r-- /etc/blkbackd.conf
