@@ -27,6 +27,7 @@ INTEGRATION_TESTS = \
 	tests/blkbackctl-completion.sh \
 	tests/host-errors.sh \
 	tests/host-errors-enospc.sh \
+	tests/host-errors-journal.sh \
 	tests/vbd-crash-points.sh \
 	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \
