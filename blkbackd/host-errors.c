@@ -225,8 +225,9 @@ void host_errors_record(struct host_errors *he, uint64_t ring_cookie,
 }
 
 /*
- * Take the next line owed by any disk (@cookie: only that disk's; @all:
- * even before its interval has passed), or tell when one will be due.
+ * Take the next line whose interval has passed, or, with @only, the next
+ * one that disk owes at all (it is going away); else lower @next_ns to
+ * when one will be due.
  */
 static bool take_owed(struct host_errors *he, uint64_t now,
 		      const uint64_t *only, struct pending_line *line,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * blkbackctl: ask a running blkbackd what it serves and how it is doing,
- * through its control socket. The daemon answers in JSON; this prints it
- * as tables, or as it came with --json. See blkbackctl(8).
+ * and tell it to log more or less, re-read image sizes or its
+ * configuration, through its control socket. The daemon answers in JSON;
+ * this prints it as tables or Prometheus metrics, or as it came with
+ * --json. See blkbackctl(8).
  */
 #include <errno.h>
 #include <getopt.h>
