@@ -6,12 +6,7 @@
 # histograms are cumulative and end at +Inf with their count, and
 # --textfile writes the same to a file, leaving no temporary file behind.
 . "$top_srcdir/tests/lib.sh"
-# The parser (python3-prometheus-client), in the python3 that has it.
-for py in python3 /usr/bin/python3; do
-	"$py" -c "import prometheus_client" 2>/dev/null && PY=$py && break
-done
-[ -n "${PY:-}" ] ||
-	skip "no prometheus_client in python3 (install python3-prometheus-client)"
+requires_prometheus_parser
 xensim_setup
 start_daemon --stage-timing
 CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"

@@ -56,6 +56,8 @@ case " $(make_var sbin_PROGRAMS) " in
 esac
 expect_file "$xenscriptdir/blkbackd" 755
 expect_file "$unitdir/blkbackd.service" 644
+expect_file "$unitdir/blkbackd-metrics.socket" 644
+expect_file "$unitdir/blkbackd-metrics@.service" 644
 expect_file "$mandir/man8/blkbackd.8" 644
 expect_file "$mandir/man5/blkbackd.conf.5" 644
 expect_file "$mandir/man8/blkbackd-hotplug.8" 644
@@ -69,6 +71,16 @@ if [ -f "$unit" ]; then
 		fail_later "unit has ExecStart=$exec_start, expected $daemon"
 	grep -q '@[a-z]*@' "$unit" && fail_later "unit has unsubstituted @vars@"
 	grep -qx 'Type=notify' "$unit" || fail_later "unit is not Type=notify"
+fi
+
+# The scrape service runs the installed blkbackctl.
+metrics_unit=$dest$unitdir/blkbackd-metrics@.service
+if [ -f "$metrics_unit" ]; then
+	exec_start=$(sed -n 's/^ExecStart=//p' "$metrics_unit")
+	[ "$exec_start" = "$sbindir/blkbackctl metrics --http" ] ||
+		fail_later "metrics unit has ExecStart=$exec_start"
+	grep -q '@[a-z]*@' "$metrics_unit" &&
+		fail_later "metrics unit has unsubstituted @vars@"
 fi
 
 # The installed script is the one that runs: it must be a POSIX sh script.

@@ -25,6 +25,7 @@ INTEGRATION_TESTS = \
 	tests/blkbackctl-metrics.sh \
 	tests/blkbackctl-log-level.sh \
 	tests/blkbackctl-completion.sh \
+	tests/blkbackctl-http.sh \
 	tests/host-errors.sh \
 	tests/host-errors-enospc.sh \
 	tests/host-errors-journal.sh \

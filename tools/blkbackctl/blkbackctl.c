@@ -18,9 +18,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tools/blkbackctl/http.h"
 #include "tools/blkbackctl/metrics.h"
 
 #define REPLY_MAX (16u << 20)
+/* How long a scraper may take to send its request (metrics --http). */
+#define HTTP_TIMEOUT_MS 5000
+#define PROMETHEUS_TEXT "text/plain; version=0.0.4; charset=utf-8"
 
 static void usage(FILE *out)
 {
@@ -43,6 +47,10 @@ static void usage(FILE *out)
 		"  -t, --textfile PATH  metrics: write them to PATH, "
 		"atomically "
 		"(node_exporter)\n"
+		"      --http           metrics: answer an HTTP GET /metrics "
+		"on "
+		"stdin/stdout\n"
+		"                       (a socket-activated service)\n"
 		"  -h, --help, -V, --version\n",
 		BLKBACKD_CONTROL_SOCKET);
 }
@@ -278,6 +286,43 @@ static int print_metrics(json_object *devices, const char *textfile)
 	return ret < 0 ? 1 : 0;
 }
 
+/* metrics --http: answer one scrape on stdin and stdout (see http.h). */
+static int serve_http(const char *path)
+{
+	static const struct {
+		int status;
+		const char *reason;
+	} refused[] = {
+		[HTTP_NOT_FOUND] = { 404, "Not Found" },
+		[HTTP_BAD_METHOD] = { 405, "Method Not Allowed" },
+		[HTTP_BAD_REQUEST] = { 400, "Bad Request" },
+	};
+	enum http_request req =
+		http_read_request(STDIN_FILENO, HTTP_TIMEOUT_MS);
+	json_object *reply = NULL, *devices;
+	char *text = NULL;
+	int ret = 1;
+
+	if (req != HTTP_GET_METRICS) {
+		http_write_head(stdout, refused[req].status,
+				refused[req].reason, "text/plain");
+		printf("%s: only GET /metrics is served here\n",
+		       refused[req].reason);
+	} else if (!(text = ask(path, "stats")) ||
+		   !(reply = json_tokener_parse(text)) ||
+		   !json_object_object_get_ex(reply, "devices", &devices)) {
+		http_write_head(stdout, 503, "Service Unavailable",
+				"text/plain");
+		printf("blkbackd does not answer on %s\n", path);
+	} else {
+		http_write_head(stdout, 200, "OK", PROMETHEUS_TEXT);
+		ret = metrics_write(stdout, devices) < 0 ? 1 : 0;
+	}
+	json_object_put(reply);
+	free(text);
+	return fflush(stdout) == 0 ? ret : 1;
+}
+
 /* Print a reply that is not an error; returns the exit status. */
 static int print_reply(const struct command *cmd, json_object *reply,
 		       const char *textfile)
@@ -308,6 +353,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "textfile", required_argument, NULL, 't' },
+		{ "http", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -316,7 +362,7 @@ int main(int argc, char **argv)
 	const struct command *cmd;
 	json_object *reply, *err;
 	char request[128], *text;
-	bool json = false;
+	bool json = false, http = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "s:jt:hV", longopts, NULL)) != -1) {
@@ -330,6 +376,9 @@ int main(int argc, char **argv)
 		case 't':
 			textfile = optarg;
 			break;
+		case 'H':
+			http = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -342,10 +391,13 @@ int main(int argc, char **argv)
 		}
 	}
 	cmd = find_command(argc - optind, argv + optind);
-	if (!cmd || (textfile && strcmp(cmd->name, "metrics"))) {
+	if (!cmd || ((textfile || http) && strcmp(cmd->name, "metrics")) ||
+	    (http && (textfile || json))) {
 		usage(stderr);
 		return 2;
 	}
+	if (http)
+		return serve_http(path);
 	make_request(cmd, argc - optind, argv + optind, request,
 		     sizeof(request));
 	text = ask(path, request);
