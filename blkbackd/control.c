@@ -14,6 +14,8 @@
 
 #include "blkbackd/control.h"
 #include "blkbackd/log.h"
+#include "blkbackd/options.h"
+#include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
 
 #define REQUEST_MAX 128
@@ -69,6 +71,8 @@ static json_object *stage_times(const struct blk_stage_time *t)
 	json_object *hist = json_object_new_array();
 
 	json_object_object_add(o, "count", json_object_new_uint64(t->n));
+	json_object_object_add(o, "sum_us",
+			       json_object_new_double((double)t->sum_ns / 1e3));
 	json_object_object_add(o, "mean_us",
 			       json_object_new_double(blk_stage_mean_us(t)));
 	json_object_object_add(o, "p50_us",
@@ -94,6 +98,7 @@ static json_object *device_id(const struct vbd_info *v)
 	json_object_object_add(o, "domid", json_object_new_int64(v->domid));
 	json_object_object_add(o, "devid", json_object_new_int64(v->devid));
 	json_object_object_add(o, "name", json_object_new_string(v->name));
+	json_object_object_add(o, "vdev", json_object_new_string(v->vdev));
 	return o;
 }
 
@@ -137,6 +142,37 @@ static void add_listing(const struct vbd_info *v, void *arg)
 	json_object_array_add(arg, o);
 }
 
+/* "EIO", or "other" for the kinds a disk's table had no room for. */
+static const char *errno_name(int err)
+{
+	const char *name = err ? strerrorname_np(err) : NULL;
+
+	return name ? name : "other";
+}
+
+static json_object *host_errors(const struct vbd_info *v)
+{
+	json_object *list = json_object_new_array();
+
+	for (unsigned int i = 0; i < v->nr_host_errors; i++) {
+		const struct host_error_count *c = &v->host_errors[i];
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(
+			o, "op",
+			json_object_new_string(blk_stat_op_name(c->op)));
+		json_object_object_add(
+			o, "errno", json_object_new_string(errno_name(c->err)));
+		json_object_object_add(
+			o, "message",
+			json_object_new_string(c->err ? strerror(c->err) : ""));
+		json_object_object_add(o, "count",
+				       json_object_new_uint64(c->count));
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
 struct stats_query {
 	json_object *devices;
 	uint32_t domid, devid;
@@ -160,6 +196,7 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "waited_for_buffers",
 			       json_object_new_uint64(s->parked_no_buffers));
 	json_object_object_add(o, "merged", json_object_new_uint64(s->merged));
+	json_object_object_add(o, "host_errors", host_errors(v));
 	stages = json_object_new_object();
 	for (unsigned int st = 0; st < BLK_NR_STAGES; st++)
 		json_object_object_add(stages, blk_stage_name(st),
@@ -176,13 +213,84 @@ static json_object *error_reply(const char *msg)
 	return o;
 }
 
+/*
+ * "log-level [LEVEL]": change the level (from now on, on every thread) and
+ * answer the one in force.
+ */
+static json_object *log_level(struct daemon *d, const char *level)
+{
+	const struct opt_desc *opt = option_find("log-level");
+	char accepted[128], msg[256];
+	const char *name;
+	json_object *reply;
+
+	if (level && option_set(&d->opts, opt, level) < 0) {
+		option_describe(opt, accepted, sizeof(accepted));
+		snprintf(msg, sizeof(msg), "unknown log level '%s': give %s",
+			 level, accepted);
+		return error_reply(msg);
+	}
+	name = option_choice_name(opt, d->opts.log_level);
+	if (level) {
+		log_set_level(d->opts.log_level);
+		log_notice("log level set to %s (blkbackctl)", name);
+	}
+	reply = json_object_new_object();
+	json_object_object_add(reply, "log_level",
+			       json_object_new_string(name));
+	return reply;
+}
+
+/* "resize [DOMID/DEVID]": re-read the image sizes; NULL if not that. */
+static json_object *resize(struct daemon *d, const char *req)
+{
+	uint32_t domid, devid;
+	char extra;
+
+	if (strcmp(req, "resize") == 0)
+		vbd_resize_all(d);
+	else if (sscanf(req, "resize %" SCNu32 "/%" SCNu32 "%c", &domid, &devid,
+			&extra) != 2)
+		return NULL;
+	else if (vbd_resize_one(d, domid, devid) < 0)
+		return error_reply("no such device");
+	return json_object_new_object();
+}
+
+/* "reload": blkbackd.conf again (see reload.h). */
+static json_object *reload(struct daemon *d)
+{
+	if (daemon_reload(d) < 0)
+		return error_reply("the configuration has errors (see the "
+				   "daemon's log); the running settings stay");
+	return json_object_new_object();
+}
+
+/* The commands that change something; NULL for the others. */
+static json_object *act(struct daemon *d, const char *req)
+{
+	char level[32], extra;
+
+	if (strcmp(req, "log-level") == 0)
+		return log_level(d, NULL);
+	if (sscanf(req, "log-level %31s %c", level, &extra) == 1)
+		return log_level(d, level);
+	if (strcmp(req, "reload") == 0)
+		return reload(d);
+	return resize(d, req);
+}
+
 /* The reply to one request line. */
 static json_object *answer(struct daemon *d, const char *req)
 {
-	json_object *reply = json_object_new_object();
-	struct stats_query q = { .devices = json_object_new_array() };
+	json_object *reply = act(d, req);
+	struct stats_query q;
 	char extra;
 
+	if (reply)
+		return reply;
+	reply = json_object_new_object();
+	q = (struct stats_query){ .devices = json_object_new_array() };
 	if (strcmp(req, "list") == 0) {
 		vbd_visit_all(d, add_listing, q.devices);
 	} else if (strcmp(req, "stats") == 0) {
@@ -200,7 +308,8 @@ static json_object *answer(struct daemon *d, const char *req)
 		json_object_put(q.devices);
 		json_object_put(reply);
 		return error_reply("unknown request (list, stats "
-				   "[DOMID/DEVID])");
+				   "[DOMID/DEVID], log-level [LEVEL], resize "
+				   "[DOMID/DEVID], reload)");
 	}
 	json_object_object_add(reply, "devices", q.devices);
 	return reply;

@@ -6,6 +6,10 @@
  *   list                 every device: domain, vdev, image, state and what
  *                        was negotiated
  *   stats [DOMID/DEVID]  per-device counters and stage times
+ *   log-level [LEVEL]    set the least severe priority logged; answers
+ *                        the one in force
+ *   resize [DOMID/DEVID] re-read image sizes and publish the changed ones
+ *   reload               read blkbackd.conf again (blkbackd/reload.h)
  *
  * Root-only by default: the socket is created with mode 0600. Served by
  * the main thread, one client at a time, with a short receive timeout so

@@ -14,9 +14,12 @@
 
 struct worker;
 struct vbd;
+struct host_errors;
 
 struct daemon {
 	struct options opts;
+	int argc; /* the command line, read again by a reload */
+	char **argv;
 	struct xs_handle *xs;
 	unsigned int domid;
 	char be_root[64]; /* /local/domain/<domid>/backend/vbd */
@@ -25,6 +28,7 @@ struct daemon {
 	struct worker **workers;
 	unsigned int nr_workers;
 	int broken_fd[2]; /* workers report broken rings here */
+	struct host_errors *host_errors; /* shared with the workers */
 
 	struct vbd *vbds;
 	unsigned int nr_vbds;

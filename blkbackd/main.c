@@ -19,8 +19,10 @@
 
 #include "blkbackd/control.h"
 #include "blkbackd/daemon.h"
+#include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
+#include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
 
@@ -79,6 +81,7 @@ static int start_workers(struct daemon *d)
 			.max_bounce_pages = d->opts.ring_buffer_mib * MIB_PAGES,
 			.budget = &d->buffers,
 		},
+		.host_errors = d->host_errors,
 	};
 	int ret;
 
@@ -183,11 +186,14 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 	unsigned int last_count = ~0u;
 
 	for (;;) {
+		/* Host I/O error summaries are owed on a timer. */
+		int timeout_ms = host_errors_log_due(d->host_errors);
+
 		if (d->nr_vbds != last_count) {
 			last_count = d->nr_vbds;
 			notify_status(d);
 		}
-		if (poll(fds, 4, -1) < 0) {
+		if (poll(fds, 4, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -202,10 +208,10 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 				vbd_log_stats_all(d);
 				continue;
 			}
-			/* SIGHUP: images may have grown; look again. */
+			/* SIGHUP: the configuration, never the images. */
 			if (si.ssi_signo != SIGHUP)
 				return (int)si.ssi_signo;
-			vbd_resize_all(d);
+			daemon_reload(d);
 		}
 		if (fds[2].revents)
 			drain_broken(d);
@@ -284,9 +290,14 @@ static int run(struct daemon *d)
 		return ret;
 	ret = open_xenstore(d);
 	if (ret == 0)
+		ret = host_errors_create(&d->host_errors,
+					 d->opts.error_log_interval);
+	if (ret == 0)
 		ret = start_workers(d);
-	if (ret < 0)
+	if (ret < 0) {
+		host_errors_destroy(d->host_errors);
 		return ret;
+	}
 
 	/* Devices that exist already (a restart) are picked up here. */
 	drain_watches(d);
@@ -305,6 +316,7 @@ static int run(struct daemon *d)
 		log_err("main loop failed: %s", strerror(-ret));
 	vbd_release_all(d);
 	stop_workers(d);
+	host_errors_destroy(d->host_errors);
 	xs_close(d->xs);
 	close(sig_fd);
 	return ret > 0 ? 0 : ret;
@@ -312,7 +324,9 @@ static int run(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .broken_fd = { -1, -1 } };
+	struct daemon d = { .argc = argc,
+			    .argv = argv,
+			    .broken_fd = { -1, -1 } };
 	int ret;
 
 	/* Configuration errors reach the journal with their priority too. */

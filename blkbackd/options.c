@@ -40,6 +40,7 @@ enum option_id {
 	OPT_ID_MAX_PERSISTENT_GRANTS,
 	OPT_ID_RING_BUFFER_MIB,
 	OPT_ID_BUFFER_MIB,
+	OPT_ID_ERROR_LOG_INTERVAL,
 	OPT_ID_CONFIG,
 	OPT_ID_CHECK_CONFIG,
 	OPT_ID_HELP,
@@ -159,6 +160,13 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.min = 0, .max = 65536, .def = 256,
 		FIELD(FIELD_UINT, buffer_mib),
 	},
+	[OPT_ID_ERROR_LOG_INTERVAL] = {
+		.name = "error-log-interval", .kind = OPT_NUMBER,
+		.metavar = "SECONDS",
+		.help = "a disk's repeated host I/O errors: one line per SECONDS",
+		.min = 1, .max = 86400, .def = 10,
+		FIELD(FIELD_UINT, error_log_interval),
+	},
 	[OPT_ID_CONFIG] = {
 		.name = "config", .kind = OPT_PATH, .metavar = "FILE",
 		.help = "configuration file", .def_text = BLKBACKD_CONFIG_PATH,
@@ -247,6 +255,11 @@ static const char *choice_name(const struct opt_choice *c, long value)
 		if (c->value == value)
 			return c->name;
 	return "?";
+}
+
+const char *option_choice_name(const struct opt_desc *d, long value)
+{
+	return d->choices ? choice_name(d->choices, value) : "?";
 }
 
 /* Parse @text for a number or choice option @d into @value. */
@@ -388,6 +401,28 @@ static long option_load(const struct options *opts, const struct opt_desc *d)
 		break;
 	}
 	return 0;
+}
+
+static bool option_differs(const struct options *a, const struct options *b,
+			   const struct opt_desc *d)
+{
+	const char *sa, *sb;
+
+	if (d->field != FIELD_STRING)
+		return option_load(a, d) != option_load(b, d);
+	sa = *(const char *const *)((const char *)a + d->offset);
+	sb = *(const char *const *)((const char *)b + d->offset);
+	return !sa != !sb || (sa && strcmp(sa, sb) != 0);
+}
+
+void options_each_change(const struct options *a, const struct options *b,
+			 void (*fn)(const struct opt_desc *d, void *arg),
+			 void *arg)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(option_table); i++)
+		if (option_is_setting(&option_table[i]) &&
+		    option_differs(a, b, &option_table[i]))
+			fn(&option_table[i], arg);
 }
 
 int options_set_defaults(struct options *opts)

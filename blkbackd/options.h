@@ -33,6 +33,7 @@ struct options {
 	unsigned int max_pgrants; /* persistent grants per ring */
 	unsigned int ring_buffer_mib; /* bounce memory per ring */
 	unsigned int buffer_mib; /* bounce memory for all rings together */
+	unsigned int error_log_interval; /* seconds between error summaries */
 	bool stage_timing; /* time each request's stages */
 	const char *state_dir; /* ring journals; NULL: none */
 	const char *control_socket; /* NULL: <state_dir>/control, if any */
@@ -95,6 +96,8 @@ int option_set(struct options *opts, const struct opt_desc *d,
 	       const char *text);
 /* What @d accepts, for an error message: "a number from 1 to 64". */
 void option_describe(const struct opt_desc *d, char *buf, size_t len);
+/* The name of the choice of @d whose value is @value, or "?". */
+const char *option_choice_name(const struct opt_desc *d, long value);
 
 /*
  * Every setting at its default; -ENOMEM. Whatever @opts held is dropped,
@@ -103,6 +106,11 @@ void option_describe(const struct opt_desc *d, char *buf, size_t len);
 int options_set_defaults(struct options *opts);
 /* Free the string settings @opts owns; they read NULL afterwards. */
 void options_release(struct options *opts);
+
+/* Call @fn with every setting whose value differs between @a and @b. */
+void options_each_change(const struct options *a, const struct options *b,
+			 void (*fn)(const struct opt_desc *d, void *arg),
+			 void *arg);
 
 /*
  * Fill @opts from the defaults, then the configuration file (--config, or

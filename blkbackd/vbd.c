@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
 #include "blkbackd/stats-log.h"
 #include "blkbackd/vbd.h"
@@ -30,6 +31,7 @@ struct vbd {
 	uint32_t devid;
 	uint64_t cookie; /* names this device to the workers */
 	char name[48]; /* "vbd 5/51712", for messages */
+	char vdev[32]; /* "xvda", as xl names it; "" until connected */
 	char be[VBD_PATH_MAX];
 	char fe[VBD_PATH_MAX]; /* empty until read */
 	char fe_state[VBD_PATH_MAX + 8];
@@ -137,6 +139,25 @@ static void vbd_disconnect(struct vbd *v)
 	vbd_disconnect_as(v, BLK_DISCONNECT_CLOSE);
 }
 
+/*
+ * Count and log the host's I/O errors on its rings, with the name xl
+ * gives it (the backend's dev node).
+ */
+static void vbd_count_host_errors(struct vbd *v)
+{
+	char *dev;
+
+	if (xenbus_read_str(v->d->xs, v->be, "dev", &dev) == 0) {
+		snprintf(v->vdev, sizeof(v->vdev), "%s", dev);
+		free(dev);
+	}
+	if (host_errors_add_disk(v->d->host_errors, v->cookie,
+				 (1ull << QUEUE_BITS) - 1, v->fe_domid,
+				 v->devid, v->vdev) < 0)
+		log_warn("%s: out of memory: its host I/O errors go uncounted",
+			 v->name);
+}
+
 static struct worker *least_loaded_worker(struct daemon *d)
 {
 	struct worker *best = d->workers[0];
@@ -163,6 +184,7 @@ static void vbd_forget(struct vbd *v)
 
 	vbd_disconnect(v);
 	vbd_unwatch_frontend(v);
+	host_errors_remove_disk(d->host_errors, v->cookie);
 	if (v->image_open) {
 		blk_image_close(&v->image);
 		log_info("%s: released", v->name);
@@ -680,6 +702,7 @@ static void vbd_connect(struct vbd *v)
 		return;
 	}
 	v->sector_size = vbd_sector_size(v, &fe);
+	vbd_count_host_errors(v);
 	if (vbd_connect_queues(v, &fe) < 0)
 		return;
 	v->link = (struct blk_frontend_summary){ .abi = abi_name(fe.abi),
@@ -1050,6 +1073,16 @@ void vbd_resize_all(struct daemon *d)
 		vbd_resize(v);
 }
 
+int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid)
+{
+	struct vbd *v = vbd_find(d, domid, devid);
+
+	if (!v)
+		return -ENOENT;
+	vbd_resize(v);
+	return 0;
+}
+
 void vbd_release_all(struct daemon *d)
 {
 	while (d->vbds) {
@@ -1058,6 +1091,7 @@ void vbd_release_all(struct daemon *d)
 		/* The guest stays: a pause, not an error (blkbackd(8)). */
 		vbd_disconnect_as(v, BLK_DISCONNECT_STOP);
 		vbd_unwatch_frontend(v);
+		host_errors_remove_disk(d->host_errors, v->cookie);
 		if (v->image_open)
 			blk_image_close(&v->image);
 		d->vbds = v->next;
@@ -1085,18 +1119,24 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.domid = v->fe_domid,
 			.devid = v->devid,
 			.name = v->name,
+			.vdev = v->vdev,
 			.image = v->image_path,
 			.connected = v->nr_queues > 0,
 			.failed = v->failed,
 			.nr_queues = v->nr_queues,
 			.link = v->link,
-			.sectors = v->image_open ? vbd_capacity(v) : 0,
+			/* Its sector size is known once the guest connected. */
+			.sectors = v->image_open && v->sector_size
+					   ? vbd_capacity(v)
+					   : 0,
 			.sector_size = v->sector_size,
 			.readonly = v->image_open && v->image.readonly,
 			.features = v->features,
 		};
 
 		vbd_stats(v, &info.stats);
+		info.nr_host_errors = host_errors_counts(
+			d->host_errors, v->cookie, info.host_errors);
 		fn(&info, arg);
 	}
 }

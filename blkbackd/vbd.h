@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "blkbackd/daemon.h"
+#include "blkbackd/host-errors.h"
 #include "libblk/stats.h"
 #include "libblk/xenbus.h"
 
@@ -27,6 +28,8 @@ void vbd_domains_released(struct daemon *d);
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
+/* The same for one device; -ENOENT when there is none. */
+int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid);
 /* What a connected ring pair was negotiated with. */
 struct blk_frontend_summary {
 	const char *abi; /* NULL until connected */
@@ -39,6 +42,7 @@ struct vbd_info {
 	uint32_t domid;
 	uint32_t devid;
 	const char *name;
+	const char *vdev; /* "xvda"; "" until first connected */
 	const char *image; /* "" until opened */
 	bool connected;
 	bool failed;
@@ -49,6 +53,9 @@ struct vbd_info {
 	bool readonly;
 	struct blk_backend_features features; /* as offered at InitWait */
 	struct blk_stats stats; /* summed over its queues */
+	/* The host's I/O errors since it was attached, by op and errno. */
+	struct host_error_count host_errors[HOST_ERRORS_MAX_KINDS];
+	unsigned int nr_host_errors;
 };
 
 typedef void (*vbd_visit_fn)(const struct vbd_info *info, void *arg);

@@ -227,10 +227,19 @@ static void on_conn_closed(void *arg, void *owner)
 	free(slot);
 }
 
+static void on_host_error(void *arg, void *owner, uint8_t op, int err)
+{
+	struct worker *w = arg;
+
+	host_errors_record(w->cfg.host_errors, (uint64_t)(uintptr_t)owner, op,
+			   err);
+}
+
 static const struct blk_engine_ops worker_engine_ops = {
 	.fd_ready = on_fd_ready,
 	.conn_broken = on_conn_broken,
 	.conn_closed = on_conn_closed,
+	.host_error = on_host_error,
 };
 
 static void *worker_main(void *arg)

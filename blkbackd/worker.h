@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "blkbackd/host-errors.h"
 #include "libblk/engine.h"
 
 struct worker;
@@ -21,6 +22,8 @@ struct worker_config {
 	bool stage_timing;
 	const char *state_dir; /* see blk_engine_set_state_dir() */
 	struct blk_memory_limits mem; /* its budget shared by all workers */
+	/* Where host I/O errors are counted and logged; shared. */
+	struct host_errors *host_errors;
 };
 
 /*

@@ -2,6 +2,7 @@
 /*
  * Stage-time histograms.
  */
+#include "libblk/blkif_abi.h"
 #include "libblk/stats.h"
 
 static unsigned int bucket_of(uint64_t ns)
@@ -93,4 +94,21 @@ const char *blk_stat_op_name(enum blk_stat_op op)
 	};
 
 	return op < BLK_STAT_NR_OPS ? names[op] : "?";
+}
+
+int blk_stat_op_of(uint8_t blkif_op)
+{
+	switch (blkif_op) {
+	case BLKIF_OP_READ:
+		return BLK_STAT_READ;
+	case BLKIF_OP_WRITE:
+		return BLK_STAT_WRITE;
+	case BLKIF_OP_FLUSH_DISKCACHE:
+	case BLKIF_OP_WRITE_BARRIER:
+		return BLK_STAT_FLUSH;
+	case BLKIF_OP_DISCARD:
+		return BLK_STAT_DISCARD;
+	default:
+		return -1;
+	}
 }

@@ -75,6 +75,9 @@ double blk_stage_p50_us(const struct blk_stage_time *t);
 /* Mean in microseconds (0 when empty). */
 double blk_stage_mean_us(const struct blk_stage_time *t);
 
+/* The counter of blkif operation @blkif_op, or -1 for an unknown one. */
+int blk_stat_op_of(uint8_t blkif_op);
+
 const char *blk_stage_name(enum blk_stage s);
 const char *blk_stat_op_name(enum blk_stat_op op);
 

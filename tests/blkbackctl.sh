@@ -1,9 +1,9 @@
 #!/bin/sh
 # blkbackctl reaches the daemon through its control socket: `list` shows a
-# connected guest's device with its image and negotiated rings, `stats`
-# counts its requests as they happen (the counts grow, and match the
-# operations the guest reports), and a device that does not exist is an
-# error.
+# device waiting for its guest, then the connected guest's device with its
+# image and negotiated rings, `stats` counts its requests as they happen
+# (the counts grow, and match the operations the guest reports), and a
+# device that does not exist is an error.
 . "$top_srcdir/tests/lib.sh"
 requires python3
 xensim_setup
@@ -12,6 +12,13 @@ CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
 
 guest 1 64M
 attach 1
+# Before its guest connects a device has no sector size yet: listing it
+# must neither divide by it nor crash the daemon.
+wait_node "$(be_path 1)/state" 2 15 || fail "guest 1 not at InitWait"
+$CTL list >"$WORK/list0.txt" || fail "blkbackctl list failed"
+grep -q "waiting.*$WORK/d1.img" "$WORK/list0.txt" ||
+	fail "list: the waiting device is not shown: $(cat "$WORK/list0.txt")"
+assert_daemon_alive
 "$BLKFRONT" --domid 1 --seconds 8 --depth 8 --verify --queues 2 \
 	>"$WORK/front-1.out" 2>&1 &
 front=$!

@@ -66,8 +66,11 @@ d=$tmp/daemon.list
 expect "$d" -rwxr-xr-x /usr/sbin/blkbackd
 expect "$d" -rwxr-xr-x /usr/sbin/blkbackctl
 expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackctl.8.gz
+expect "$d" -rw-r--r-- /usr/share/bash-completion/completions/blkbackctl
 expect "$d" -rwxr-xr-x /etc/xen/scripts/blkbackd
 expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd.service
+expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd-metrics.socket
+expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd-metrics@.service
 expect "$d" -rw-r--r-- /etc/blkbackd.conf
 expect "$d" -rw-r--r-- /etc/modprobe.d/blkbackd.conf
 expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackd.8.gz
@@ -95,6 +98,13 @@ for f in /etc/blkbackd.conf /etc/modprobe.d/blkbackd.conf \
 done
 grep -q 'deb-systemd-helper.*blkbackd.service' "$tmp/ctl/postinst" ||
 	fail "postinst does not enable blkbackd.service (dh_installsystemd)"
+# The HTTP metrics endpoint is off until the operator enables it: postinst
+# re-enables it only where it was (dh_installsystemd --no-enable), and
+# starts nothing.
+grep -q "debian-installed 'blkbackd-metrics.socket'" "$tmp/ctl/postinst" ||
+	fail "postinst enables blkbackd-metrics.socket on a new installation"
+grep -q "deb-systemd-invoke.*blkbackd-metrics" "$tmp/ctl/postinst" &&
+	fail "postinst starts blkbackd-metrics.socket"
 dpkg-deb -x "$daemon_deb" "$tmp/root"
 grep -qx 'ExecStart=/usr/sbin/blkbackd' \
 	"$tmp/root/lib/systemd/system/blkbackd.service" ||

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make install DESTDIR=...` puts the daemon, the hotplug script, the systemd
-# unit and the man pages where a Xen host expects them, with the right
-# modes, and the installed unit starts the installed daemon.
+# unit, the man pages and blkbackctl's bash completion where a Xen host
+# expects them, with the right modes, and the installed unit starts the
+# installed daemon.
 . "$top_srcdir/tests/lib.sh"
 
 make=${MAKE:-make}
@@ -30,7 +31,8 @@ sbindir=$(make_var sbindir)
 xenscriptdir=$(make_var xenscriptdir)
 unitdir=$(make_var systemdsystemunitdir)
 mandir=$(make_var mandir)
-for d in "$sbindir" "$xenscriptdir" "$unitdir" "$mandir"; do
+completiondir=$(make_var bashcompletiondir)
+for d in "$sbindir" "$xenscriptdir" "$unitdir" "$mandir" "$completiondir"; do
 	case $d in
 	/*) ;;
 	*) hard_error "could not read the install directories ($d)" ;;
@@ -54,9 +56,13 @@ case " $(make_var sbin_PROGRAMS) " in
 esac
 expect_file "$xenscriptdir/blkbackd" 755
 expect_file "$unitdir/blkbackd.service" 644
+expect_file "$unitdir/blkbackd-metrics.socket" 644
+expect_file "$unitdir/blkbackd-metrics@.service" 644
 expect_file "$mandir/man8/blkbackd.8" 644
 expect_file "$mandir/man5/blkbackd.conf.5" 644
 expect_file "$mandir/man8/blkbackd-hotplug.8" 644
+# bash-completion loads a command's completion by the command's name.
+expect_file "$completiondir/blkbackctl" 644
 
 unit=$dest$unitdir/blkbackd.service
 if [ -f "$unit" ]; then
@@ -65,6 +71,16 @@ if [ -f "$unit" ]; then
 		fail_later "unit has ExecStart=$exec_start, expected $daemon"
 	grep -q '@[a-z]*@' "$unit" && fail_later "unit has unsubstituted @vars@"
 	grep -qx 'Type=notify' "$unit" || fail_later "unit is not Type=notify"
+fi
+
+# The scrape service runs the installed blkbackctl.
+metrics_unit=$dest$unitdir/blkbackd-metrics@.service
+if [ -f "$metrics_unit" ]; then
+	exec_start=$(sed -n 's/^ExecStart=//p' "$metrics_unit")
+	[ "$exec_start" = "$sbindir/blkbackctl metrics --http" ] ||
+		fail_later "metrics unit has ExecStart=$exec_start"
+	grep -q '@[a-z]*@' "$metrics_unit" &&
+		fail_later "metrics unit has unsubstituted @vars@"
 fi
 
 # The installed script is the one that runs: it must be a POSIX sh script.

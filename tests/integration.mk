@@ -18,9 +18,17 @@ INTEGRATION_TESTS = \
 	tests/vbd-barrier.sh \
 	tests/vbd-readonly.sh \
 	tests/vbd-resize.sh \
+	tests/vbd-reload.sh \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
+	tests/blkbackctl-metrics.sh \
+	tests/blkbackctl-log-level.sh \
+	tests/blkbackctl-completion.sh \
+	tests/blkbackctl-http.sh \
+	tests/host-errors.sh \
+	tests/host-errors-enospc.sh \
+	tests/host-errors-journal.sh \
 	tests/vbd-crash-points.sh \
 	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \

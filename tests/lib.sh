@@ -104,6 +104,17 @@ requires() {
 	done
 }
 
+# requires_prometheus_parser: PY, a python3 with the Prometheus project's
+# parser of its text format (Debian's, when another python3 comes first).
+requires_prometheus_parser() {
+	PY=
+	for py in python3 /usr/bin/python3; do
+		"$py" -c "import prometheus_client" 2>/dev/null && PY=$py && break
+	done
+	[ -n "$PY" ] || skip "no prometheus_client in python3" \
+		"(install python3-prometheus-client)"
+}
+
 # requires_xenstored: skip unless the xenstored configure found is there.
 requires_xenstored() {
 	[ -x "${XENSTORED_BIN:-}" ] ||

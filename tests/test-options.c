@@ -81,6 +81,7 @@ static void check_options(const struct options *got, const struct options *want)
 	CHECK_EQ(got->max_pgrants, want->max_pgrants);
 	CHECK_EQ(got->ring_buffer_mib, want->ring_buffer_mib);
 	CHECK_EQ(got->buffer_mib, want->buffer_mib);
+	CHECK_EQ(got->error_log_interval, want->error_log_interval);
 	CHECK(!got->state_dir == !want->state_dir);
 	if (got->state_dir && want->state_dir)
 		CHECK(strcmp(got->state_dir, want->state_dir) == 0);
@@ -103,6 +104,7 @@ static void test_defaults(void)
 		.ring_buffer_mib = BLK_DEFAULT_MAX_BOUNCE_PAGES /
 				   (1048576 / BLKIF_PAGE_SIZE),
 		.buffer_mib = 256,
+		.error_log_interval = 10,
 	};
 	struct options o = { 0 };
 	const char *empty = write_file("empty.conf", "");
@@ -137,6 +139,7 @@ static const char good_conf[] =
 	"max-persistent-grants = 16\n"
 	"ring-buffer-mib = 64\n"
 	"buffer-mib = 0\n"
+	"error-log-interval = 2\n"
 	"state-dir = /var/lib/blkbackd\n";
 /* clang-format on */
 
@@ -156,6 +159,7 @@ static void test_good_file(void)
 		.max_pgrants = 16,
 		.ring_buffer_mib = 64,
 		.buffer_mib = 0,
+		.error_log_interval = 2,
 		.state_dir = "/var/lib/blkbackd",
 	};
 	struct options o = { 0 };

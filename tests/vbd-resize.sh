@@ -1,12 +1,14 @@
 #!/bin/sh
 # Online resize: requests past the end fail; the host grows the image
-# with truncate and sends SIGHUP to the daemon, which rewrites `sectors`
-# and re-writes state 4; the frontend's watch on the backend state fires,
-# it reads the new size and reads and writes the new tail. Also with 2
-# queues, where every ring must learn the new size.
+# with truncate and runs `blkbackctl resize DOMID/DEVID` (for the first
+# guest; a bare `blkbackctl resize`, every image, for the second); the
+# daemon rewrites `sectors` and re-writes state 4; the frontend's watch on
+# the backend state fires, it reads the new size and reads and writes the
+# new tail. Also with 2 queues, where every ring must learn the new size.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 start_daemon --workers 2
+CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
 
 for q in 1 2; do
 	guest $q 4M
@@ -15,7 +17,11 @@ for q in 1 2; do
 	hold_wait RESIZE-READY 60
 	assert_node "$(be_path $q)/sectors" 8192
 	truncate -s 6M "$WORK/d$q.img" || fail "cannot grow the image"
-	kill -HUP "$DAEMON_PID"
+	if [ $q = 1 ]; then
+		$CTL resize $q/51712 || fail "blkbackctl resize $q/51712 failed"
+	else
+		$CTL resize || fail "blkbackctl resize failed"
+	fi
 	echo go >&3
 	hold_wait RESIZED 30
 	hold_end
@@ -30,5 +36,9 @@ for q in 1 2; do
 		fail "a new connection does not see the new size"
 	detach $q
 done
+if $CTL resize 9/51712 2>"$WORK/err"; then
+	fail "resizing a device that does not exist succeeded"
+fi
+grep -q "no such device" "$WORK/err" || fail "resize 9/51712: $(cat "$WORK/err")"
 assert_daemon_alive
 exit 0

@@ -14,11 +14,20 @@ systemdsystemunit_DATA = tools/systemd/blkbackd.service
 EXTRA_DIST += tools/systemd/blkbackd.service.in
 CLEANFILES += tools/systemd/blkbackd.service
 
-tools/systemd/blkbackd.service: $(srcdir)/tools/systemd/blkbackd.service.in Makefile
-	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
-	sed -e 's|@sbindir[@]|$(sbindir)|g' \
-		$(srcdir)/tools/systemd/blkbackd.service.in >$@.tmp && \
+# The optional HTTP metrics endpoint: a socket and a service per scrape.
+systemdsystemunit_DATA += tools/systemd/blkbackd-metrics@.service
+dist_systemdsystemunit_DATA = tools/systemd/blkbackd-metrics.socket
+EXTRA_DIST += tools/systemd/blkbackd-metrics@.service.in
+CLEANFILES += tools/systemd/blkbackd-metrics@.service
+
+subst_unit = $(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/$@.in >$@.tmp && \
 	mv -f $@.tmp $@
+tools/systemd/blkbackd.service: $(srcdir)/tools/systemd/blkbackd.service.in Makefile
+	$(subst_unit)
+tools/systemd/blkbackd-metrics@.service: \
+		$(srcdir)/tools/systemd/blkbackd-metrics@.service.in Makefile
+	$(subst_unit)
 
 # Packaging tests: the install layout, the hotplug script, and the unit's
 # validity and hardening.
@@ -27,10 +36,14 @@ EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh
 
 # blkbackctl: the control socket's client.
 sbin_PROGRAMS += tools/blkbackctl/blkbackctl
-tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c
+tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
+	tools/blkbackctl/metrics.h tools/blkbackctl/metrics.c \
+	tools/blkbackctl/http.h tools/blkbackctl/http.c
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
 tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS)
+# Installed as "blkbackctl", the name bash-completion loads it by.
+dist_bashcompletion_DATA = tools/blkbackctl/completion/blkbackctl
 
 # The Debian packages, built from a copy of the source tree and checked
 # (tests/deb-build.sh). Not part of `make check`: it builds everything

@@ -307,12 +307,16 @@ trimmed_holes() { # GUEST IMAGE-FILE
 # ----- blkbackd, as its unit file starts it
 
 # Start the daemon's command line with what systemd would set up from the
-# unit's [Service] section; sets DPID.
+# unit's [Service] section (RuntimeDirectory= included: the ring journals
+# and the control socket live there); sets DPID.
+RUNTIME_DIR=/run/blkbackd
 launch_daemon() { # COMMAND LOG
 	(
 		ulimit -l unlimited
 		ulimit -n 65536
 		umask 0077
+		mkdir -p -m 0700 "$RUNTIME_DIR"
+		export RUNTIME_DIRECTORY=$RUNTIME_DIR
 		exec setsid sh -c "exec $1" </dev/null >>"$2" 2>&1
 	) &
 	DPID=$!
@@ -458,8 +462,8 @@ read_only_verdict() { # GUEST IMAGE
 
 # ----- online resize (e2e-file's xvda)
 #
-# When the guest asks (E2E-WAIT-RESIZE), grow the image by 16 MiB and send
-# blkbackd SIGHUP: within 10 s "sectors" must hold the new size and the
+# When the guest asks (E2E-WAIT-RESIZE), grow the image by 16 MiB and run
+# `blkbackctl resize`: within 10 s "sectors" must hold the new size and the
 # guest must see it (E2E-RESIZE-SEEN); the guest then writes pattern seed 8
 # into the new tail, which dom0 finds in the image once the guest is gone.
 # One verdict: e2e-file/online-resize.
@@ -483,7 +487,8 @@ grow_online() { # GUEST DOMID DEVID IMAGE
 	want=$((RESIZE_OLD + 16 * 2048))
 	truncate -s +16M "$img"
 	t0=$(uptime_cs)
-	kill -HUP "$DPID"
+	blkbackctl --socket "$RUNTIME_DIR/control" resize "$2/$3" ||
+		RESIZE_BAD="$RESIZE_BAD blkbackctl resize $2/$3 failed;"
 	if wait_until 10 "[ \"\$(xenstore-read $be/sectors)\" = $want ]"; then
 		t_xs=$(($(uptime_cs) - t0))
 	else
@@ -492,7 +497,7 @@ grow_online() { # GUEST DOMID DEVID IMAGE
 	if wait_until 10 "grep -q 'E2E-RESIZE-SEEN $want ' '$(console "$g")'"; then
 		t_guest=$(($(uptime_cs) - t0))
 	else
-		RESIZE_BAD="$RESIZE_BAD the guest did not see $want sectors within 10 s of SIGHUP;"
+		RESIZE_BAD="$RESIZE_BAD the guest did not see $want sectors within 10 s of blkbackctl resize;"
 		diagnose "$g" "no new size in the guest"
 	fi
 	RESIZE_NOTES="$RESIZE_OLD -> $want sectors; in xenstore after ${t_xs:--} cs, in the guest after ${t_guest:--} cs"

@@ -298,7 +298,7 @@ if [ -n "$HOTPLUG" ]; then
 	fi
 fi
 
-# Online resize: dom0 grows the image by 16 MiB and sends blkbackd SIGHUP
+# Online resize: dom0 grows the image by 16 MiB and runs blkbackctl resize
 # when it sees E2E-WAIT-RESIZE; blkfront must pick the new size up from
 # the backend's re-written state.  E2E-RESIZE-SEEN tells dom0 (which
 # times it) that the size changed; E2E-RESIZE PASS|FAIL is the verdict on

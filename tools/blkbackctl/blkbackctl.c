@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * blkbackctl: ask a running blkbackd what it serves and how it is doing,
- * through its control socket. The daemon answers in JSON; this prints it
- * as tables, or as it came with --json. See blkbackctl(8).
+ * and tell it to log more or less, re-read image sizes or its
+ * configuration, through its control socket. The daemon answers in JSON;
+ * this prints it as tables or Prometheus metrics, or as it came with
+ * --json. See blkbackctl(8).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,7 +18,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tools/blkbackctl/http.h"
+#include "tools/blkbackctl/metrics.h"
+
 #define REPLY_MAX (16u << 20)
+/* How long a scraper may take to send its request (metrics --http). */
+#define HTTP_TIMEOUT_MS 5000
+#define PROMETHEUS_TEXT "text/plain; version=0.0.4; charset=utf-8"
 
 static void usage(FILE *out)
 {
@@ -25,10 +33,24 @@ static void usage(FILE *out)
 		"Commands:\n"
 		"  list                 the devices blkbackd serves\n"
 		"  stats [DOMID/DEVID]  their counters and stage times\n"
+		"  metrics              the counters for Prometheus\n"
+		"  log-level [LEVEL]    show or set the daemon's log level "
+		"(err, warning,\n"
+		"                       notice, info, debug)\n"
+		"  resize [DOMID/DEVID] re-read image sizes, tell the guests "
+		"of new ones\n"
+		"  reload               read blkbackd.conf again\n"
 		"Options:\n"
 		"  -s, --socket PATH    the daemon's control socket (default "
 		"%s)\n"
 		"  -j, --json           print the daemon's JSON reply\n"
+		"  -t, --textfile PATH  metrics: write them to PATH, "
+		"atomically "
+		"(node_exporter)\n"
+		"      --http           metrics: answer an HTTP GET /metrics "
+		"on "
+		"stdin/stdout\n"
+		"                       (a socket-activated service)\n"
 		"  -h, --help, -V, --version\n",
 		BLKBACKD_CONTROL_SOCKET);
 }
@@ -168,6 +190,27 @@ static void print_stages(json_object *d)
 	}
 }
 
+/* "host errors: read EIO (Input/output error) 17, ..." */
+static void print_host_errors(json_object *d)
+{
+	json_object *list;
+	size_t n;
+
+	if (!json_object_object_get_ex(d, "host_errors", &list))
+		return;
+	n = json_object_array_length(list);
+	if (!n)
+		return;
+	printf("  host errors:");
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(list, i);
+
+		printf("%s %s %s (%s) %" PRId64, i ? "," : "", str(e, "op"),
+		       str(e, "errno"), str(e, "message"), num(e, "count"));
+	}
+	printf("\n");
+}
+
 static void print_stats(json_object *devices)
 {
 	for (size_t i = 0; i < json_object_array_length(devices); i++) {
@@ -182,8 +225,126 @@ static void print_stats(json_object *devices)
 		       ", merged %" PRId64 "\n",
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
 		       num(d, "merged"));
+		print_host_errors(d);
 		print_stages(d);
 	}
+}
+
+/* A command: its arguments, and what the daemon is asked for it. */
+struct command {
+	const char *name;
+	int min_args, max_args;
+	const char *request; /* NULL: the command line as it is */
+};
+
+static const struct command commands[] = {
+	{ "list", 0, 0, NULL },	      { "stats", 0, 1, NULL },
+	{ "metrics", 0, 0, "stats" }, { "log-level", 0, 1, NULL },
+	{ "resize", 0, 1, NULL },     { "reload", 0, 0, NULL },
+};
+
+static const struct command *find_command(int argc, char **argv)
+{
+	int nargs = argc - 1;
+
+	if (argc < 1)
+		return NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[0], commands[i].name) == 0 &&
+		    nargs >= commands[i].min_args &&
+		    nargs <= commands[i].max_args)
+			return &commands[i];
+	return NULL;
+}
+
+/* The request line for @cmd with the arguments @argv. */
+static void make_request(const struct command *cmd, int argc, char **argv,
+			 char *buf, size_t len)
+{
+	size_t used;
+
+	if (cmd->request) {
+		snprintf(buf, len, "%s", cmd->request);
+		return;
+	}
+	used = (size_t)snprintf(buf, len, "%s", cmd->name);
+	for (int i = 1; i < argc && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, " %s",
+					 argv[i]);
+}
+
+static int print_metrics(json_object *devices, const char *textfile)
+{
+	int ret;
+
+	if (!textfile)
+		return metrics_write(stdout, devices) < 0 ? 1 : 0;
+	ret = metrics_write_textfile(textfile, devices);
+	if (ret < 0)
+		fprintf(stderr, "blkbackctl: cannot write %s: %s\n", textfile,
+			strerror(-ret));
+	return ret < 0 ? 1 : 0;
+}
+
+/* metrics --http: answer one scrape on stdin and stdout (see http.h). */
+static int serve_http(const char *path)
+{
+	static const struct {
+		int status;
+		const char *reason;
+	} refused[] = {
+		[HTTP_NOT_FOUND] = { 404, "Not Found" },
+		[HTTP_BAD_METHOD] = { 405, "Method Not Allowed" },
+		[HTTP_BAD_REQUEST] = { 400, "Bad Request" },
+	};
+	enum http_request req =
+		http_read_request(STDIN_FILENO, HTTP_TIMEOUT_MS);
+	json_object *reply = NULL, *devices;
+	char *text = NULL;
+	int ret = 1;
+
+	if (req != HTTP_GET_METRICS) {
+		http_write_head(stdout, refused[req].status,
+				refused[req].reason, "text/plain");
+		printf("%s: only GET /metrics is served here\n",
+		       refused[req].reason);
+	} else if (!(text = ask(path, "stats")) ||
+		   !(reply = json_tokener_parse(text)) ||
+		   !json_object_object_get_ex(reply, "devices", &devices)) {
+		http_write_head(stdout, 503, "Service Unavailable",
+				"text/plain");
+		printf("blkbackd does not answer on %s\n", path);
+	} else {
+		http_write_head(stdout, 200, "OK", PROMETHEUS_TEXT);
+		ret = metrics_write(stdout, devices) < 0 ? 1 : 0;
+	}
+	json_object_put(reply);
+	free(text);
+	return fflush(stdout) == 0 ? ret : 1;
+}
+
+/* Print a reply that is not an error; returns the exit status. */
+static int print_reply(const struct command *cmd, json_object *reply,
+		       const char *textfile)
+{
+	json_object *devices;
+
+	if (strcmp(cmd->name, "log-level") == 0) {
+		printf("%s\n", str(reply, "log_level"));
+		return 0;
+	}
+	/* Nothing to say: done. */
+	if (!strcmp(cmd->name, "resize") || !strcmp(cmd->name, "reload"))
+		return 0;
+	if (!json_object_object_get_ex(reply, "devices", &devices))
+		return 1;
+	if (strcmp(cmd->name, "list") == 0)
+		print_list(devices);
+	else if (strcmp(cmd->name, "stats") == 0)
+		print_stats(devices);
+	else
+		return print_metrics(devices, textfile);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -191,23 +352,32 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "textfile", required_argument, NULL, 't' },
+		{ "http", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = BLKBACKD_CONTROL_SOCKET;
-	json_object *reply, *devices, *err;
+	const char *path = BLKBACKD_CONTROL_SOCKET, *textfile = NULL;
+	const struct command *cmd;
+	json_object *reply, *err;
 	char request[128], *text;
-	bool json = false;
+	bool json = false, http = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:jhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:jt:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			path = optarg;
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 't':
+			textfile = optarg;
+			break;
+		case 'H':
+			http = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -220,16 +390,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc ||
-	    (strcmp(argv[optind], "list") && strcmp(argv[optind], "stats")) ||
-	    argc - optind > 2 ||
-	    (argc - optind == 2 && strcmp(argv[optind], "stats"))) {
+	cmd = find_command(argc - optind, argv + optind);
+	if (!cmd || ((textfile || http) && strcmp(cmd->name, "metrics")) ||
+	    (http && (textfile || json))) {
 		usage(stderr);
 		return 2;
 	}
-	snprintf(request, sizeof(request), "%s%s%s", argv[optind],
-		 argc - optind == 2 ? " " : "",
-		 argc - optind == 2 ? argv[optind + 1] : "");
+	if (http)
+		return serve_http(path);
+	make_request(cmd, argc - optind, argv + optind, request,
+		     sizeof(request));
 	text = ask(path, request);
 	if (!text)
 		return 1;
@@ -246,14 +416,8 @@ int main(int argc, char **argv)
 	} else if (json) {
 		fputs(text, stdout);
 		c = 0;
-	} else if (json_object_object_get_ex(reply, "devices", &devices)) {
-		if (strcmp(argv[optind], "list") == 0)
-			print_list(devices);
-		else
-			print_stats(devices);
-		c = 0;
 	} else {
-		c = 1;
+		c = print_reply(cmd, reply, textfile);
 	}
 	json_object_put(reply);
 	free(text);

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Configuration reload.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "blkbackd/daemon.h"
+#include "blkbackd/host-errors.h"
+#include "blkbackd/log.h"
+#include "blkbackd/reload.h"
+
+struct reload {
+	struct daemon *d;
+	const struct options *fresh;
+};
+
+static void apply_log_level(struct daemon *d, const struct options *fresh)
+{
+	d->opts.log_level = fresh->log_level;
+	log_set_level(fresh->log_level);
+}
+
+static void apply_error_log_interval(struct daemon *d,
+				     const struct options *fresh)
+{
+	d->opts.error_log_interval = fresh->error_log_interval;
+	host_errors_set_interval(d->host_errors, fresh->error_log_interval);
+}
+
+/* The settings a reload applies; see reload.h for why only these. */
+static const struct {
+	const char *name;
+	void (*apply)(struct daemon *d, const struct options *fresh);
+} live_settings[] = {
+	{ "log-level", apply_log_level },
+	{ "error-log-interval", apply_error_log_interval },
+};
+
+static void apply_change(const struct opt_desc *opt, void *arg)
+{
+	struct reload *r = arg;
+
+	for (size_t i = 0; i < sizeof(live_settings) / sizeof(live_settings[0]);
+	     i++) {
+		if (strcmp(opt->name, live_settings[i].name) == 0) {
+			live_settings[i].apply(r->d, r->fresh);
+			log_notice("reload: %s changed", opt->name);
+			return;
+		}
+	}
+	log_warn("reload: %s changed; it takes effect when blkbackd restarts "
+		 "(systemctl restart blkbackd: the guests pause, they keep "
+		 "running)",
+		 opt->name);
+}
+
+int daemon_reload(struct daemon *d)
+{
+	struct options fresh;
+	struct reload r = { .d = d, .fresh = &fresh };
+
+	log_info("reloading the configuration");
+	if (options_parse(&fresh, d->argc, d->argv) != 0) {
+		log_err("reload: the configuration has errors (above); the "
+			"running settings stay");
+		return -EINVAL;
+	}
+	options_each_change(&d->opts, &fresh, apply_change, &r);
+	options_release(&fresh);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reloading the configuration (SIGHUP, blkbackctl reload): blkbackd.conf
+ * is read again, with the command line still winning, and the settings
+ * that can change under running guests take effect at once: log-level
+ * and error-log-interval. The others (workers, memory, grant and ring
+ * limits...) shape rings and threads that already exist: a changed one
+ * is logged as waiting for the next restart. A reload never touches an
+ * image: resizing is asked for on its own (blkbackctl resize).
+ *
+ * Main thread.
+ */
+#ifndef BLKBACKD_RELOAD_H
+#define BLKBACKD_RELOAD_H
+
+struct daemon;
+
+/*
+ * Returns 0, or -EINVAL when the configuration has errors (logged, with
+ * the file and line): then nothing changes.
+ */
+int daemon_reload(struct daemon *d);
+
+#endif /* BLKBACKD_RELOAD_H */

@@ -1,0 +1,95 @@
+#!/bin/sh
+# `blkbackctl metrics` speaks the Prometheus text format: the output is read
+# with the Prometheus project's own Python parser, which rejects what the
+# format does not allow. The per-disk series carry domid, devid and vdev,
+# the request and sector counters grow with the guest's I/O, the stage
+# histograms are cumulative and end at +Inf with their count, and
+# --textfile writes the same to a file, leaving no temporary file behind.
+. "$top_srcdir/tests/lib.sh"
+requires_prometheus_parser
+xensim_setup
+start_daemon --stage-timing
+CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
+
+guest 1 64M
+attach 1
+blkfront_bg 1 --seconds 6 --depth 8 --verify
+wait_node "$(be_path 1)/state" 4 15 || fail "guest 1 did not connect"
+sleep 1
+
+$CTL metrics >"$WORK/m1.prom" || fail "blkbackctl metrics failed"
+sleep 1
+mkdir "$WORK/textfile" || hard_error "mkdir failed"
+$CTL metrics --textfile "$WORK/textfile/blkbackd.prom" ||
+	fail "blkbackctl metrics --textfile failed"
+[ "$(ls "$WORK/textfile")" = blkbackd.prom ] ||
+	fail "the text file's directory holds: $(ls "$WORK/textfile")"
+
+"$PY" - "$WORK/m1.prom" "$WORK/textfile/blkbackd.prom" <<'PY' ||
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+
+def parse(path):
+    samples = {}
+    types = {}
+    for fam in text_string_to_metric_families(open(path).read()):
+        types[fam.name] = fam.type
+        for s in fam.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return types, samples
+
+def value(samples, name, **labels):
+    key = (name, tuple(sorted(dict(domid="1", devid="51712", vdev="xvda",
+                                   **labels).items())))
+    if key not in samples:
+        sys.exit("no sample %s %s" % key)
+    return samples[key]
+
+t1, s1 = parse(sys.argv[1])
+t2, s2 = parse(sys.argv[2])
+want = {"blkbackd_devices": "gauge", "blkbackd_requests": "counter",
+        "blkbackd_sectors": "counter", "blkbackd_request_errors": "counter",
+        "blkbackd_errors": "counter", "blkbackd_rejected_requests": "counter",
+        "blkbackd_buffer_waits": "counter",
+        "blkbackd_merged_requests": "counter",
+        "blkbackd_stage_seconds": "histogram"}
+for name, typ in want.items():
+    if t2.get(name) != typ:
+        sys.exit("family %s is %s, wanted %s" % (name, t2.get(name), typ))
+if s2[("blkbackd_devices", ())] != 1:
+    sys.exit("blkbackd_devices is not 1")
+for op in ("read", "write"):
+    for fam in ("blkbackd_requests_total", "blkbackd_sectors_total"):
+        a = value(s1, fam, op=op)
+        b = value(s2, fam, op=op)
+        if not 0 < a < b:
+            sys.exit("%s{op=%s} did not grow: %s then %s" % (fam, op, a, b))
+    if value(s2, "blkbackd_request_errors_total", op=op) != 0:
+        sys.exit("errors counted for a healthy guest")
+for stage in ("prepare", "io", "finish", "publish"):
+    buckets = sorted((float(dict(k[1])["le"]), v) for k, v in s2.items()
+                     if k[0] == "blkbackd_stage_seconds_bucket"
+                     and dict(k[1])["stage"] == stage)
+    counts = [v for _, v in buckets]
+    if counts != sorted(counts) or buckets[-1][0] != float("inf"):
+        sys.exit("stage %s: buckets not cumulative to +Inf: %s"
+                 % (stage, buckets))
+    n = value(s2, "blkbackd_stage_seconds_count", stage=stage)
+    if not n > 0 or counts[-1] != n:
+        sys.exit("stage %s: +Inf bucket %s, count %s" % (stage, counts[-1], n))
+    if not value(s2, "blkbackd_stage_seconds_sum", stage=stage) > 0:
+        sys.exit("stage %s: no time summed" % stage)
+print("requests read %d -> %d" % (value(s1, "blkbackd_requests_total", op="read"),
+                                  value(s2, "blkbackd_requests_total", op="read")))
+PY
+	fail "the metrics are wrong"
+
+# A text file the collector cannot get is an error, and nothing is left.
+if $CTL metrics --textfile "$WORK/missing/blkbackd.prom" 2>"$WORK/tf.err"; then
+	fail "metrics --textfile into a missing directory succeeded"
+fi
+grep -q "cannot write" "$WORK/tf.err" || fail "no error: $(cat "$WORK/tf.err")"
+
+blkfront_wait 1 "$BG_PID"
+assert_daemon_alive
+exit 0

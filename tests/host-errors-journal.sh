@@ -1,0 +1,80 @@
+#!/bin/sh
+# Under systemd, a host I/O error reaches the journal with the disk in
+# structured fields, so that `journalctl DOMID=1` finds it: the daemon runs
+# with JOURNAL_STREAM set (as systemd sets it), in a mount namespace whose
+# /run holds a socket at journald's address, and what the daemon sends
+# there is read as journald reads it (the native protocol: KEY=VALUE
+# lines). The record must carry MESSAGE, PRIORITY=3, DOMID, VBD, VDEV,
+# ERRNO and SYSLOG_IDENTIFIER, and the line must not reach stderr as well.
+# A private /run needs root (unshare -m): elsewhere this test is skipped.
+. "$top_srcdir/tests/lib.sh"
+requires python3 unshare
+[ "$(id -u)" -eq 0 ] || skip "a private /run (unshare -m) needs root"
+unshare -m true 2>/dev/null || skip "unshare -m is not allowed here"
+xensim_setup
+LINE="vbd 1/51712 (xvda): read failed: Input/output error"
+
+cat >"$WORK/journald.py" <<'PY'
+# A stand-in for journald's socket: each datagram, as JSON, one a line.
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+open(sys.argv[3], "w").write(str(os.getpid()))
+with open(sys.argv[2], "a") as out:
+    while True:
+        fields = {}
+        for line in s.recv(1 << 20).decode().split("\n"):
+            if "=" in line:
+                key, value = line.split("=", 1)
+                fields[key] = value
+        out.write(json.dumps(fields) + "\n")
+        out.flush()
+PY
+# The daemon in its own mount namespace, /run a fresh tmpfs holding the
+# listener's socket; the daemon keeps the shell's pid (exec), so
+# DAEMON_PID stops it.
+LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+	JOURNAL_STREAM=0:0 unshare -m sh -c '
+	mount -t tmpfs blkbackd-test-run /run &&
+		mkdir -p /run/systemd/journal || exit 1
+	python3 "$1/journald.py" /run/systemd/journal/socket \
+		"$1/journal.json" "$1/journald.pid" &
+	while [ ! -S /run/systemd/journal/socket ]; do sleep 0.1; done
+	shift
+	exec "$@"' sh "$WORK" "$BLKBACKD" --log-level debug \
+	--state-dir "$WORK/state" 2>>"$WORK/blkbackd.log" &
+DAEMON_PID=$!
+wait_file_line "$WORK/blkbackd.log" "serving" 10 ||
+	fail "the daemon did not start"
+BG_PIDS="$BG_PIDS $(cat "$WORK/journald.pid")"
+
+guest 1 8M
+attach 1
+wait_node "$(be_path 1)/state" 2 15 || fail "the backend did not reach InitWait"
+truncate -s 4096 "$WORK/d1.img" || hard_error "truncate failed"
+if "$BLKFRONT" --domid 1 --ops 200 --depth 8 --preexisting \
+	>"$WORK/front-1.out" 2>&1; then
+	fail "the guest read past the image's end without an error"
+fi
+
+wait_file_line "$WORK/journal.json" "read failed" 5 ||
+	fail "nothing reached the journal's socket"
+python3 - "$WORK/journal.json" "$LINE" <<'PY' ||
+import json, sys
+want = {"MESSAGE": sys.argv[2], "PRIORITY": "3", "DOMID": "1",
+        "VBD": "51712", "VDEV": "xvda", "ERRNO": "5",
+        "SYSLOG_IDENTIFIER": "blkbackd"}
+records = [json.loads(l) for l in open(sys.argv[1])]
+for r in records:
+    if r.get("MESSAGE") == want["MESSAGE"]:
+        bad = {k: r.get(k) for k in want if r.get(k) != want[k]}
+        if bad:
+            sys.exit("the record has %s, wanted %s" % (bad, want))
+        sys.exit(0)
+sys.exit("no record of the error in %s" % records)
+PY
+	fail "the journal record is wrong"
+grep -q "$LINE" "$WORK/blkbackd.log" &&
+	fail "the error went to stderr as well as to the journal"
+assert_daemon_alive
+exit 0

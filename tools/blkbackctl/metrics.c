@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Prometheus text exposition of the daemon's per-disk counters.
+ *
+ * Every family is written whole (HELP, TYPE, then one sample per disk and
+ * label set), as the format requires. Counters are read from the JSON as
+ * unsigned 64-bit numbers and printed as integers, never through a double.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tools/blkbackctl/metrics.h"
+
+static const char *const ops[] = { "read", "write", "flush", "discard" };
+static const char *const stages[] = { "prepare", "io", "finish", "publish" };
+
+/* The stage histogram's buckets: bucket b counts [2^(b-1), 2^b) us. */
+#define HIST_BUCKETS 24
+
+static json_object *member(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static uint64_t counter(json_object *o, const char *key)
+{
+	json_object *v = member(o, key);
+
+	return v ? json_object_get_uint64(v) : 0;
+}
+
+static double real(json_object *o, const char *key)
+{
+	json_object *v = member(o, key);
+
+	return v ? json_object_get_double(v) : 0;
+}
+
+/* A label value, escaped as the format asks (backslash, quote, newline). */
+static void put_value(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+/*
+ * "NAME{domid="1",devid="51712",vdev="xvda"" and the @extra labels (name,
+ * value pairs, NULL-terminated), without the closing brace.
+ */
+static void put_series(FILE *out, const char *name, json_object *dev,
+		       const char *const *extra)
+{
+	fprintf(out, "%s{domid=\"%" PRIu64 "\",devid=\"%" PRIu64 "\",vdev=\"",
+		name, counter(dev, "domid"), counter(dev, "devid"));
+	put_value(out, json_object_get_string(member(dev, "vdev")) ?: "");
+	fputc('"', out);
+	for (; extra && extra[0]; extra += 2) {
+		fprintf(out, ",%s=\"", extra[0]);
+		put_value(out, extra[1]);
+		fputc('"', out);
+	}
+}
+
+static void put_sample(FILE *out, const char *name, json_object *dev,
+		       const char *const *extra, uint64_t value)
+{
+	put_series(out, name, dev, extra);
+	fprintf(out, "} %" PRIu64 "\n", value);
+}
+
+static void put_header(FILE *out, const char *name, const char *type,
+		       const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One device's samples of the family @name, from its @field. */
+typedef void put_device_fn(FILE *out, const char *name, json_object *dev,
+			   const char *field);
+
+/* A counter per operation, from the operation's @field. */
+static void put_op_counters(FILE *out, const char *name, json_object *dev,
+			    const char *field)
+{
+	for (size_t op = 0; op < sizeof(ops) / sizeof(ops[0]); op++) {
+		const char *const labels[] = { "op", ops[op], NULL };
+
+		put_sample(out, name, dev, labels,
+			   counter(member(dev, ops[op]), field));
+	}
+}
+
+static void put_counter(FILE *out, const char *name, json_object *dev,
+			const char *field)
+{
+	put_sample(out, name, dev, NULL, counter(dev, field));
+}
+
+/* A counter per operation and errno, from the list in @field. */
+static void put_host_errors(FILE *out, const char *name, json_object *dev,
+			    const char *field)
+{
+	json_object *list = member(dev, field);
+
+	for (size_t e = 0; list && e < json_object_array_length(list); e++) {
+		json_object *err = json_object_array_get_idx(list, e);
+		const char *const labels[] = {
+			"op",	 json_object_get_string(member(err, "op")),
+			"errno", json_object_get_string(member(err, "errno")),
+			NULL,
+		};
+
+		put_sample(out, name, dev, labels, counter(err, "count"));
+	}
+}
+
+/* One stage as a cumulative histogram in seconds. */
+static void put_stage(FILE *out, const char *name, json_object *dev,
+		      const char *stage, json_object *t)
+{
+	json_object *hist = member(t, "log2_us_histogram");
+	const char *const stage_label[] = { "stage", stage, NULL };
+	const char *const inf_labels[] = { "stage", stage, "le", "+Inf", NULL };
+	char bucket[64], sum[64], count[64], le[32];
+	uint64_t seen = 0;
+
+	snprintf(bucket, sizeof(bucket), "%s_bucket", name);
+	snprintf(sum, sizeof(sum), "%s_sum", name);
+	snprintf(count, sizeof(count), "%s_count", name);
+	/* The last bucket has no upper bound: it is +Inf's. */
+	for (unsigned int b = 0; b + 1 < HIST_BUCKETS; b++) {
+		const char *const labels[] = { "stage", stage, "le", le, NULL };
+
+		if (hist && b < json_object_array_length(hist))
+			seen += json_object_get_uint64(
+				json_object_array_get_idx(hist, b));
+		snprintf(le, sizeof(le), "%.6g", (double)(1ull << b) / 1e6);
+		put_sample(out, bucket, dev, labels, seen);
+	}
+	put_sample(out, bucket, dev, inf_labels, counter(t, "count"));
+	put_series(out, sum, dev, stage_label);
+	fprintf(out, "} %.9g\n", real(t, "sum_us") / 1e6);
+	put_sample(out, count, dev, stage_label, counter(t, "count"));
+}
+
+/* A histogram per stage, from the stage times in @field. */
+static void put_stages(FILE *out, const char *name, json_object *dev,
+		       const char *field)
+{
+	json_object *st = member(dev, field), *t;
+
+	for (size_t s = 0; st && s < sizeof(stages) / sizeof(stages[0]); s++)
+		if ((t = member(st, stages[s])))
+			put_stage(out, name, dev, stages[s], t);
+}
+
+/* The families, in the order written; blkbackctl(8) lists them. */
+static const struct family {
+	const char *name, *type, *help;
+	put_device_fn *put;
+	const char *field; /* in the stats reply's device object */
+} families[] = {
+	{ "blkbackd_requests_total", "counter",
+	  "Requests answered, by operation.", put_op_counters, "requests" },
+	{ "blkbackd_sectors_total", "counter",
+	  "512-byte sectors moved, by operation.", put_op_counters, "sectors" },
+	{ "blkbackd_request_errors_total", "counter",
+	  "Requests answered with an error, by operation.", put_op_counters,
+	  "errors" },
+	{ "blkbackd_errors_total", "counter",
+	  "Host I/O errors (the image's file system or device failed the "
+	  "I/O), by operation and errno.",
+	  put_host_errors, "host_errors" },
+	{ "blkbackd_rejected_requests_total", "counter",
+	  "Requests with an unknown operation, answered with an error.",
+	  put_counter, "rejected" },
+	{ "blkbackd_buffer_waits_total", "counter",
+	  "Requests that waited for bounce buffers.", put_counter,
+	  "waited_for_buffers" },
+	{ "blkbackd_merged_requests_total", "counter",
+	  "Requests that rode in a neighbour's I/O.", put_counter, "merged" },
+	{ "blkbackd_stage_seconds", "histogram",
+	  "Time requests spent in each of the daemon's stages (only with "
+	  "blkbackd --stage-timing).",
+	  put_stages, "stages_us" },
+};
+
+int metrics_write(FILE *out, json_object *devices)
+{
+	size_t n = json_object_array_length(devices);
+
+	put_header(out, "blkbackd_devices", "gauge",
+		   "Devices the daemon knows, connected or not.");
+	fprintf(out, "blkbackd_devices %zu\n", n);
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		const struct family *fam = &families[f];
+
+		put_header(out, fam->name, fam->type, fam->help);
+		for (size_t i = 0; i < n; i++)
+			fam->put(out, fam->name,
+				 json_object_array_get_idx(devices, i),
+				 fam->field);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int metrics_write_textfile(const char *path, json_object *devices)
+{
+	char tmp[PATH_MAX];
+	FILE *out;
+	int fd, ret;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	/* mkstemp() makes it 0600; the collector need not run as root. */
+	out = fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
+	if (!out) {
+		ret = -errno;
+		close(fd);
+		unlink(tmp);
+		return ret;
+	}
+	ret = metrics_write(out, devices);
+	if (fflush(out) != 0 || fsync(fileno(out)) != 0)
+		ret = ret ?: -errno;
+	if (fclose(out) != 0)
+		ret = ret ?: -errno;
+	if (ret == 0 && rename(tmp, path) != 0)
+		ret = -errno;
+	if (ret < 0)
+		unlink(tmp);
+	return ret;
+}
