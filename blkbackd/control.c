@@ -196,6 +196,8 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "waited_for_buffers",
 			       json_object_new_uint64(s->parked_no_buffers));
 	json_object_object_add(o, "merged", json_object_new_uint64(s->merged));
+	json_object_object_add(o, "in_flight",
+			       json_object_new_uint64(s->in_flight));
 	json_object_object_add(o, "host_errors", host_errors(v));
 	stages = json_object_new_object();
 	for (unsigned int st = 0; st < BLK_NR_STAGES; st++)

@@ -275,6 +275,7 @@ void blk_engine_set_poll(struct blk_engine *e, unsigned int max_us)
 void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out)
 {
 	*out = c->stats;
+	out->in_flight = c->in_flight;
 }
 
 /* The clock, when stage timing is on; 0 otherwise. */

@@ -90,27 +90,10 @@ bool io_publish(struct blk_conn *c)
 	return notify;
 }
 
-static int stat_op(uint8_t op)
-{
-	switch (op) {
-	case BLKIF_OP_READ:
-		return BLK_STAT_READ;
-	case BLKIF_OP_WRITE:
-		return BLK_STAT_WRITE;
-	case BLKIF_OP_FLUSH_DISKCACHE:
-	case BLKIF_OP_WRITE_BARRIER:
-		return BLK_STAT_FLUSH;
-	case BLKIF_OP_DISCARD:
-		return BLK_STAT_DISCARD;
-	default:
-		return -1;
-	}
-}
-
 static void account_answer(struct blk_conn *c, const struct blk_io *io,
 			   int16_t status)
 {
-	int op = stat_op(blk_request_op(&io->req));
+	int op = blk_stat_op_of(blk_request_op(&io->req));
 	struct blk_stats *st = &c->stats;
 
 	if (op < 0) {

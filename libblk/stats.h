@@ -60,6 +60,7 @@ struct blk_stats {
 	uint64_t rejected; /* unknown operations, answered with an error */
 	uint64_t parked_no_buffers; /* waited for bounce pages */
 	uint64_t merged; /* requests that rode in another's I/O */
+	uint64_t in_flight; /* a gauge: taken off the ring, not yet answered */
 	struct blk_stage_time stage[BLK_NR_STAGES];
 };
 

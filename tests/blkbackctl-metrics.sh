@@ -52,12 +52,16 @@ want = {"blkbackd_devices": "gauge", "blkbackd_requests": "counter",
         "blkbackd_errors": "counter", "blkbackd_rejected_requests": "counter",
         "blkbackd_buffer_waits": "counter",
         "blkbackd_merged_requests": "counter",
+        "blkbackd_requests_in_flight": "gauge",
         "blkbackd_stage_seconds": "histogram"}
 for name, typ in want.items():
     if t2.get(name) != typ:
         sys.exit("family %s is %s, wanted %s" % (name, t2.get(name), typ))
 if s2[("blkbackd_devices", ())] != 1:
     sys.exit("blkbackd_devices is not 1")
+# A ring holds 32 requests per page, at most 16 pages and 64 queues.
+if not 0 <= value(s2, "blkbackd_requests_in_flight") <= 32 * 16 * 64:
+    sys.exit("requests in flight out of range")
 for op in ("read", "write"):
     for fam in ("blkbackd_requests_total", "blkbackd_sectors_total"):
         a = value(s1, fam, op=op)

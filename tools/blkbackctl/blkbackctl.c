@@ -222,9 +222,9 @@ static void print_stats(json_object *devices)
 		print_op(d, "flush");
 		print_op(d, "discard");
 		printf("  rejected %" PRId64 ", waited for buffers %" PRId64
-		       ", merged %" PRId64 "\n",
+		       ", merged %" PRId64 ", in flight %" PRId64 "\n",
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
-		       num(d, "merged"));
+		       num(d, "merged"), num(d, "in_flight"));
 		print_host_errors(d);
 		print_stages(d);
 	}

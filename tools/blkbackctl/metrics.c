@@ -193,6 +193,9 @@ static const struct family {
 	  "waited_for_buffers" },
 	{ "blkbackd_merged_requests_total", "counter",
 	  "Requests that rode in a neighbour's I/O.", put_counter, "merged" },
+	{ "blkbackd_requests_in_flight", "gauge",
+	  "Requests taken off the ring and not answered yet.", put_counter,
+	  "in_flight" },
 	{ "blkbackd_stage_seconds", "histogram",
 	  "Time requests spent in each of the daemon's stages (only with "
 	  "blkbackd --stage-timing).",
