@@ -86,6 +86,9 @@ print(d['devices'][0][sys.argv[2]]['errors'])" "$WORK/stats.json" "$p_op")
 		"vbd $p_dom/51712: .*$p_op [0-9]* ([0-9]* sectors, $p_n errors)" 5 ||
 		fail "$p_what: the daemon did not log $p_n $p_op errors for" \
 			"vbd $p_dom/51712"
+	# And the host's own error, by disk and operation, when it happened.
+	grep -q "vbd $p_dom/51712 (xvda): $p_op failed: " "$WORK/blkbackd.log" ||
+		fail "$p_what: no host error line for vbd $p_dom/51712's $p_op"
 	note "$p_what: $p_n $p_op errors counted and logged"
 	assert_daemon_alive
 	assert_good_guest "$p_what"

@@ -125,8 +125,8 @@ wait "$front5" && fail "the guest of the dead server saw no error"
 note "dom 5: $(tail -1 "$WORK/front-5.out")"
 grep -q "status -1" "$WORK/front-5.out" ||
 	fail "dom 5 failed without an error answer: $(tail -3 "$WORK/front-5.out")"
-grep -q "vbd 5/51712: .*failed" "$WORK/blkbackd.log" ||
-	note "(the daemon does not log host I/O errors yet)"
+grep -Eq "vbd 5/51712 \(xvda\): (read|write) failed: " "$WORK/blkbackd.log" ||
+	fail "the daemon did not log the failed writes of the dead server"
 blkfront_wait 6 "$front6" "the local guest failed while an NBD server died"
 assert_daemon_alive
 detach 5
