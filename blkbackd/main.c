@@ -25,6 +25,7 @@
 #include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
+#include "libblk/parse.h"
 
 /*
  * Linux's xen-blkback claims backend/vbd too; two backends answering one
@@ -51,18 +52,29 @@ static int check_no_kernel_backend(void)
 
 static int find_domid(struct daemon *d)
 {
+	uint64_t domid = 0;
 	unsigned int len;
 	char *s;
+	int ret = 0;
 
 	if (d->opts.domid >= 0) {
 		d->domid = (unsigned int)d->opts.domid;
 		return 0;
 	}
-	/* A relative path reads this domain's own /local/domain/N/domid. */
+	/*
+	 * A relative path reads this domain's own /local/domain/N/domid;
+	 * a xenstored that has none is dom0's.
+	 */
 	s = xs_read(d->xs, XBT_NULL, "domid", &len);
-	d->domid = s ? (unsigned int)strtoul(s, NULL, 10) : 0;
+	if (s && blk_parse_u64(s, DOMID_FIRST_RESERVED - 1, &domid) < 0) {
+		log_err("this domain's xenstore node domid holds '%s', not a "
+			"domain id; start blkbackd with --domid N",
+			s);
+		ret = -EINVAL;
+	}
 	free(s);
-	return 0;
+	d->domid = (unsigned int)domid;
+	return ret;
 }
 
 #define MIB_PAGES (1048576u / BLKIF_PAGE_SIZE)

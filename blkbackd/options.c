@@ -3,6 +3,7 @@
  * The option table, and the command line and --help it drives.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "blkbackd/options.h"
 #include "libblk/blkif_abi.h"
 #include "libblk/engine.h"
+#include "libblk/parse.h"
 #include "libblk/xenbus.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -225,18 +227,16 @@ void options_list_settings(char *buf, size_t len)
 				    count, " and ");
 }
 
+/* Digits (libblk/parse.h); -ERANGE past what a long holds. */
 static int parse_number(const char *s, long *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (errno || end == s || *end)
+	if (blk_parse_u64(s, UINT64_MAX, &v) < 0)
 		return -EINVAL;
-	*out = v;
+	if (v > LONG_MAX)
+		return -ERANGE;
+	*out = (long)v;
 	return 0;
 }
 
