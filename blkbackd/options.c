@@ -227,13 +227,17 @@ void options_list_settings(char *buf, size_t len)
 				    count, " and ");
 }
 
-/* Digits (libblk/parse.h); -ERANGE past what a long holds. */
+/*
+ * Digits (libblk/parse.h): -EINVAL for anything else, -ERANGE for digits
+ * past what a long holds.
+ */
 static int parse_number(const char *s, long *out)
 {
+	bool digits = *s && s[strspn(s, "0123456789")] == '\0';
 	uint64_t v;
 
 	if (blk_parse_u64(s, UINT64_MAX, &v) < 0)
-		return -EINVAL;
+		return digits ? -ERANGE : -EINVAL;
 	if (v > LONG_MAX)
 		return -ERANGE;
 	*out = (long)v;

@@ -32,6 +32,6 @@ tests_test_options_SOURCES = tests/test-options.c tests/check.h \
 	blkbackd/options.c blkbackd/config-file.c blkbackd/log.c
 tests_test_options_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
 tests_test_options_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS) $(SYSTEMD_CFLAGS)
-tests_test_options_LDADD = $(INIH_LIBS) $(SYSTEMD_LIBS)
+tests_test_options_LDADD = libblk/libblk.la $(INIH_LIBS) $(SYSTEMD_LIBS)
 TESTS += tests/check-config.sh
 EXTRA_DIST += tests/check-config.sh
