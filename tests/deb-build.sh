@@ -7,17 +7,7 @@
 # the daemon's package or on the library path), and run lintian, which must
 # report no error or warning. Run by `make check-deb` (about two minutes:
 # it builds everything again), not by `make check`.
-: "${top_srcdir:?run this through make check-deb (top_srcdir unset)}"
-
-skip() {
-	echo "SKIP: deb-build: $*"
-	exit 77
-}
-fails=0
-fail() {
-	echo "FAIL: deb-build: $*" >&2
-	fails=$((fails + 1))
-}
+. "$top_srcdir/tests/lib.sh"
 
 [ -d "$top_srcdir/debian" ] || skip "no debian/ in $top_srcdir (a dist tarball)"
 for tool in dpkg-buildpackage dh lintian git; do
@@ -40,15 +30,14 @@ mkdir "$tmp/src"
 if ! (cd "$tmp/src" && DEB_BUILD_OPTIONS="nocheck parallel=2" \
 	dpkg-buildpackage -us -uc -b >"$tmp/build.log" 2>&1); then
 	tail -n 40 "$tmp/build.log"
-	echo "FAIL: deb-build: dpkg-buildpackage failed" >&2
-	exit 1
+	fail "dpkg-buildpackage failed"
 fi
 version=$(dpkg-parsechangelog -l "$top_srcdir/debian/changelog" -S Version)
 arch=$(dpkg-architecture -q DEB_HOST_ARCH)
 daemon_deb=$tmp/blkbackd_${version}_$arch.deb
 sim_deb=$tmp/blkbackd-sim_${version}_$arch.deb
 for deb in "$daemon_deb" "$sim_deb"; do
-	[ -f "$deb" ] || { echo "FAIL: deb-build: no $deb" >&2; exit 1; }
+	[ -f "$deb" ] || fail "no $deb"
 done
 
 # contents DEB: "MODE PATH" per file
@@ -60,7 +49,7 @@ contents "$sim_deb" >"$tmp/sim.list"
 
 # expect LIST MODE PATH
 expect() {
-	grep -qx -- "$2 $3" "$1" || fail "$(basename "$1" .list) lacks $2 $3"
+	grep -qx -- "$2 $3" "$1" || fail_later "$(basename "$1" .list) lacks $2 $3"
 }
 d=$tmp/daemon.list
 expect "$d" -rwxr-xr-x /usr/sbin/blkbackd
@@ -82,46 +71,45 @@ expect "$s" -rwxr-xr-x /usr/bin/blkback-bench
 expect "$s" -rwxr-xr-x /usr/libexec/blkbackd/xensim-host
 expect "$s" -rw-r--r-- /usr/share/man/man1/blkback-bench.1.gz
 grep -q '/blkbackd/xensim/libxengnttab\.so\.1' "$s" ||
-	fail "blkbackd-sim lacks the simulator's libxengnttab"
+	fail_later "blkbackd-sim lacks the simulator's libxengnttab"
 
 # A production host gets no stand-in Xen library, and nothing the simulator
 # ships lands where the dynamic linker looks.
-grep -q 'libxen' "$d" && fail "blkbackd ships a libxen* library"
+grep -q 'libxen' "$d" && fail_later "blkbackd ships a libxen* library"
 grep -E ' /(usr/)?lib/[^/]*/[^/]*\.so' "$s" &&
-	fail "blkbackd-sim puts a library on the default library path"
+	fail_later "blkbackd-sim puts a library on the default library path"
 
 # The unit, the conffiles and the maintainer scripts.
 dpkg-deb -e "$daemon_deb" "$tmp/ctl"
 for f in /etc/blkbackd.conf /etc/modprobe.d/blkbackd.conf \
 	/etc/xen/scripts/blkbackd; do
-	grep -qx "$f" "$tmp/ctl/conffiles" || fail "$f is not a conffile"
+	grep -qx "$f" "$tmp/ctl/conffiles" || fail_later "$f is not a conffile"
 done
 grep -q 'deb-systemd-helper.*blkbackd.service' "$tmp/ctl/postinst" ||
-	fail "postinst does not enable blkbackd.service (dh_installsystemd)"
+	fail_later "postinst does not enable blkbackd.service (dh_installsystemd)"
 # The HTTP metrics endpoint is off until the operator enables it: postinst
 # re-enables it only where it was (dh_installsystemd --no-enable), and
 # starts nothing.
 grep -q "debian-installed 'blkbackd-metrics.socket'" "$tmp/ctl/postinst" ||
-	fail "postinst enables blkbackd-metrics.socket on a new installation"
+	fail_later "postinst enables blkbackd-metrics.socket on a new installation"
 grep -q "deb-systemd-invoke.*blkbackd-metrics" "$tmp/ctl/postinst" &&
-	fail "postinst starts blkbackd-metrics.socket"
+	fail_later "postinst starts blkbackd-metrics.socket"
 dpkg-deb -x "$daemon_deb" "$tmp/root"
 grep -qx 'ExecStart=/usr/sbin/blkbackd' \
 	"$tmp/root/lib/systemd/system/blkbackd.service" ||
-	fail "the unit does not start /usr/sbin/blkbackd"
+	fail_later "the unit does not start /usr/sbin/blkbackd"
 grep -qx 'install xen-blkback /bin/false' \
 	"$tmp/root/etc/modprobe.d/blkbackd.conf" ||
-	fail "the modprobe.d snippet does not keep xen-blkback out"
+	fail_later "the modprobe.d snippet does not keep xen-blkback out"
 "$tmp/root/usr/sbin/blkbackd" --config "$tmp/root/etc/blkbackd.conf" \
 	--check-config >/dev/null ||
-	fail "the packaged daemon refuses the packaged /etc/blkbackd.conf"
+	fail_later "the packaged daemon refuses the packaged /etc/blkbackd.conf"
 
 # lintian, as the package would be checked for Debian.
 if ! lintian --fail-on error,warning "$tmp"/blkbackd_"${version}"_"$arch".changes \
 	>"$tmp/lintian.log" 2>&1; then
 	cat "$tmp/lintian.log"
-	fail "lintian reports errors or warnings"
+	fail_later "lintian reports errors or warnings"
 fi
 
-[ "$fails" -eq 0 ] || exit 1
-echo "deb-build: blkbackd and blkbackd-sim $version built, contents and lintian OK"
+finish "blkbackd and blkbackd-sim $version built, contents and lintian OK"

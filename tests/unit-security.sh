@@ -7,7 +7,7 @@
 # for the optional metrics endpoint's socket and per-scrape service
 # (0.9 SAFE: no IPAddressDeny=, which would filter the connection it is
 # handed; see the unit).
-: "${top_builddir:?run this test through make check}"
+. "$top_srcdir/tests/lib.sh"
 : "${top_srcdir:?run this test through make check}"
 MAX_EXPOSURE=1.5
 MAX_METRICS_EXPOSURE=0.9
@@ -17,17 +17,13 @@ metrics_unit=$top_builddir/tools/systemd/blkbackd-metrics@.service
 metrics_socket=$top_srcdir/tools/systemd/blkbackd-metrics.socket
 ctl=$top_builddir/tools/blkbackctl/blkbackctl
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 command -v systemd-analyze >/dev/null ||
 	skip "no systemd-analyze (install systemd)"
 # --offline appeared in systemd 250; Debian 12 has 252.
 systemd-analyze security --help 2>/dev/null | grep -q -- '--offline' ||
 	skip "systemd-analyze has no --offline (systemd < 250)"
 for f in "$unit" "$metrics_unit"; do
-	[ -f "$f" ] || { echo "FAIL: $f not built"; exit 1; }
+	[ -f "$f" ] || fail "$f not built"
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-unit.XXXXXX") || exit 99
@@ -38,14 +34,11 @@ sed "s|^ExecStart=[^ ]*|ExecStart=$ctl|" "$metrics_unit" \
 	>"$tmp/blkbackd-metrics@.service"
 cp "$metrics_socket" "$tmp/"
 
-fail=0
-(cd "$tmp" && systemd-analyze verify --man=no blkbackd.service \
+if ! (cd "$tmp" && systemd-analyze verify --man=no blkbackd.service \
 	blkbackd-metrics.socket blkbackd-metrics@.service) >"$tmp/verify" 2>&1 ||
-	fail=1
-if [ "$fail" -ne 0 ] || [ -s "$tmp/verify" ]; then
-	echo "FAIL: systemd-analyze verify complains:"
+	[ -s "$tmp/verify" ]; then
 	cat "$tmp/verify"
-	fail=1
+	fail_later "systemd-analyze verify complains"
 fi
 
 # exposure UNIT MAX: its score, failing when over MAX
@@ -54,18 +47,16 @@ exposure() {
 	score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' \
 		"$tmp/security")
 	if [ -z "$score" ]; then
-		echo "FAIL: no exposure level in the output of systemd-analyze security:"
 		cat "$tmp/security"
-		fail=1
+		fail_later "no exposure level in the output of systemd-analyze security"
 		return
 	fi
 	echo "$(basename "$1"): exposure level $score (at most $2 allowed)"
 	if awk -v s="$score" -v m="$2" 'BEGIN { exit !(s > m) }'; then
-		echo "FAIL: the unit's exposure level rose to $score; what is open:"
 		grep '✗' "$tmp/security"
-		fail=1
+		fail_later "$(basename "$1")'s exposure level rose to $score (open: above)"
 	fi
 }
 exposure "$tmp/blkbackd.service" "$MAX_EXPOSURE"
 exposure "$tmp/blkbackd-metrics@.service" "$MAX_METRICS_EXPOSURE"
-exit $fail
+finish

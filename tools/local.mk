@@ -50,5 +50,6 @@ dist_bashcompletion_DATA = tools/blkbackctl/completion/blkbackctl
 # again and needs debhelper and lintian; CI runs it as a step of its own.
 EXTRA_DIST += tests/deb-build.sh
 check-deb:
-	top_srcdir='$(abs_top_srcdir)' $(SHELL) $(srcdir)/tests/deb-build.sh
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/tests/deb-build.sh
 .PHONY: check-deb
