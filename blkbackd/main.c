@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "blkbackd/control.h"
@@ -187,6 +188,32 @@ static void notify_status(struct daemon *d)
 }
 
 /* Returns the signal that ended the loop, or -errno. */
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The poll() timeout: the sooner of the host errors' summaries owed
+ * (@errors_ms, -1 for none) and the next image check, which is run here
+ * when it is due.
+ */
+static int timers(struct daemon *d, int64_t *next_check, int errors_ms)
+{
+	int64_t now = now_ms();
+	int check_ms;
+
+	if (now >= *next_check) {
+		vbd_check_images(d);
+		*next_check = now + VBD_IMAGE_CHECK_MS;
+	}
+	check_ms = (int)(*next_check - now);
+	return errors_ms >= 0 && errors_ms < check_ms ? errors_ms : check_ms;
+}
+
 static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 {
 	struct pollfd fds[4] = {
@@ -196,10 +223,13 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 		{ .fd = control_fd, .events = POLLIN }, /* ignored when -1 */
 	};
 	unsigned int last_count = ~0u;
+	int64_t next_check = now_ms() + VBD_IMAGE_CHECK_MS;
 
 	for (;;) {
-		/* Host I/O error summaries are owed on a timer. */
-		int timeout_ms = host_errors_log_due(d->host_errors);
+		/* Host I/O error summaries are owed on a timer; so are checks.
+		 */
+		int timeout_ms = timers(d, &next_check,
+					host_errors_log_due(d->host_errors));
 
 		if (d->nr_vbds != last_count) {
 			last_count = d->nr_vbds;

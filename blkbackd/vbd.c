@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,6 +52,8 @@ struct vbd {
 	char image_path[VBD_PATH_MAX];
 	bool domain_gone;
 	bool failed; /* a fatal error was reported */
+	bool warned_deleted; /* vbd_check_images() said so already */
+	bool warned_shrunk;
 };
 
 /* ---- lookup ---- */
@@ -1098,6 +1101,40 @@ void vbd_release_all(struct daemon *d)
 		free(v);
 	}
 	d->nr_vbds = 0;
+}
+
+/* What vbd_check_images() finds in one device's image file. */
+static void vbd_check_image(struct vbd *v)
+{
+	uint64_t disk_bytes = v->image.sectors * BLKIF_SECTOR_SIZE;
+	struct stat st;
+	bool deleted, shrunk;
+
+	if (!v->image_open || v->image.fd < 0 || v->image.blockdev ||
+	    fstat(v->image.fd, &st) < 0)
+		return;
+	deleted = st.st_nlink == 0;
+	shrunk = (uint64_t)st.st_size < disk_bytes;
+	if (deleted && !v->warned_deleted)
+		log_warn("%s: image %s was deleted while in use; the guest "
+			 "keeps it until the disk is detached, then its data "
+			 "is gone",
+			 v->name, v->image_path);
+	if (shrunk && !v->warned_shrunk)
+		log_warn("%s: image %s shrank to %lld bytes under the running "
+			 "guest, which sees %" PRIu64 "; its reads past the "
+			 "end fail and its writes there grow the file again "
+			 "(restore the size, or detach the disk first)",
+			 v->name, v->image_path, (long long)st.st_size,
+			 disk_bytes);
+	v->warned_deleted = deleted;
+	v->warned_shrunk = shrunk;
+}
+
+void vbd_check_images(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		vbd_check_image(v);
 }
 
 void vbd_log_stats_all(struct daemon *d)

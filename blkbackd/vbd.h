@@ -26,6 +26,15 @@ void vbd_frontend_changed(struct daemon *d, const char *path);
 void vbd_domains_released(struct daemon *d);
 /* A worker found the ring with @cookie broken by its guest. */
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
+/*
+ * Look at every open image file for what an operator did under a running
+ * guest: deleted, or cut shorter than the disk the guest sees. Each is
+ * logged once per device (again only after it was put right). Main thread.
+ */
+void vbd_check_images(struct daemon *d);
+/* How often the main loop calls vbd_check_images(). */
+#define VBD_IMAGE_CHECK_MS 5000
+
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
 /* The same for one device; -ENOENT when there is none. */

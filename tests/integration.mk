@@ -43,7 +43,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-attacks.sh \
 	tests/vbd-failing-store.sh \
 	tests/vbd-soak.sh \
-	tests/vbd-detach-quiet.sh
+	tests/vbd-detach-quiet.sh \
+	tests/vbd-image-gone.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/lib-ceph.sh
 
