@@ -13,11 +13,79 @@
 #include <errno.h>
 #include <libnbd.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libblk/backend.h"
+#include "libblk/dynlib.h"
+
+/*
+ * libnbd, opened on first use (libblk/dynlib.h). The table is written
+ * once, by load_libnbd() under pthread_once(), and only read after.
+ */
+/* clang-format off */
+#define LIBNBD_FUNCTIONS(X) \
+	X(nbd_create) \
+	X(nbd_close) \
+	X(nbd_set_uri_allow_local_file) \
+	X(nbd_connect_uri) \
+	X(nbd_get_error) \
+	X(nbd_get_errno) \
+	X(nbd_get_size) \
+	X(nbd_is_read_only) \
+	X(nbd_can_flush) \
+	X(nbd_can_fua) \
+	X(nbd_can_trim) \
+	X(nbd_can_multi_conn) \
+	X(nbd_aio_pread) \
+	X(nbd_aio_pwrite) \
+	X(nbd_aio_flush) \
+	X(nbd_aio_trim) \
+	X(nbd_aio_get_fd) \
+	X(nbd_aio_get_direction) \
+	X(nbd_aio_notify_read) \
+	X(nbd_aio_notify_write)
+/* clang-format on */
+
+#define LIBNBD_SONAME "libnbd.so.0"
+
+static struct {
+#define LIBNBD_SLOT(f) __typeof__(f) *f;
+	LIBNBD_FUNCTIONS(LIBNBD_SLOT)
+#undef LIBNBD_SLOT
+} lib;
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static int lib_error;
+static char lib_why[256];
+
+static void load_libnbd(void)
+{
+	void *h = blk_dynlib_open(LIBNBD_SONAME, "libnbd0", lib_why,
+				  sizeof(lib_why));
+
+	if (!h) {
+		lib_error = -ENOENT;
+		return;
+	}
+#define LIBNBD_RESOLVE(f)                                            \
+	if (!lib_error)                                              \
+		lib_error = blk_dynlib_sym(h, LIBNBD_SONAME, #f,     \
+					   (void **)&lib.f, lib_why, \
+					   sizeof(lib_why));
+	LIBNBD_FUNCTIONS(LIBNBD_RESOLVE)
+#undef LIBNBD_RESOLVE
+}
+
+/* libnbd is there to use; otherwise -errno and why. */
+static int libnbd_ready(char *why, size_t why_len)
+{
+	pthread_once(&lib_once, load_libnbd);
+	if (lib_error)
+		snprintf(why, why_len, "NBD disks need libnbd: %s", lib_why);
+	return lib_error;
+}
 
 enum { WATCH_IN, WATCH_OUT, WATCH_KICK };
 
@@ -70,39 +138,42 @@ bool blk_nbd_is_uri(const char *target)
 
 static int nbd_err(void)
 {
-	int err = nbd_get_errno();
+	int err = lib.nbd_get_errno();
 
 	return err ? -err : -EIO;
 }
 
 static void read_export(struct nbd_handle *h, struct blk_nbd_export *exp)
 {
-	int64_t size = nbd_get_size(h);
+	int64_t size = lib.nbd_get_size(h);
 
 	exp->size = size > 0 ? (uint64_t)size : 0;
-	exp->readonly = nbd_is_read_only(h) == 1;
-	exp->can_flush = nbd_can_flush(h) == 1;
-	exp->can_fua = nbd_can_fua(h) == 1;
-	exp->can_trim = nbd_can_trim(h) == 1;
-	exp->multi_conn = nbd_can_multi_conn(h) == 1;
+	exp->readonly = lib.nbd_is_read_only(h) == 1;
+	exp->can_flush = lib.nbd_can_flush(h) == 1;
+	exp->can_fua = lib.nbd_can_fua(h) == 1;
+	exp->can_trim = lib.nbd_can_trim(h) == 1;
+	exp->multi_conn = lib.nbd_can_multi_conn(h) == 1;
 }
 
 int blk_nbd_connect(const char *uri, bool readonly, struct nbd_handle **out,
 		    struct blk_nbd_export *exp, char *why, size_t why_len)
 {
-	struct nbd_handle *h = nbd_create();
-	int ret;
+	struct nbd_handle *h;
+	int ret = libnbd_ready(why, why_len);
 
+	if (ret < 0)
+		return ret;
+	h = lib.nbd_create();
 	if (!h) {
-		snprintf(why, why_len, "%s", nbd_get_error());
+		snprintf(why, why_len, "%s", lib.nbd_get_error());
 		return nbd_err();
 	}
 	/* A guest's disk line must not make us read local key files. */
-	nbd_set_uri_allow_local_file(h, false);
-	if (nbd_connect_uri(h, uri) < 0) {
+	lib.nbd_set_uri_allow_local_file(h, false);
+	if (lib.nbd_connect_uri(h, uri) < 0) {
 		ret = nbd_err();
-		snprintf(why, why_len, "%s", nbd_get_error());
-		nbd_close(h);
+		snprintf(why, why_len, "%s", lib.nbd_get_error());
+		lib.nbd_close(h);
 		return ret;
 	}
 	read_export(h, exp);
@@ -110,7 +181,7 @@ int blk_nbd_connect(const char *uri, bool readonly, struct nbd_handle **out,
 		snprintf(why, why_len,
 			 "the server exports it read-only; give the disk "
 			 "access=ro, or export it writable");
-		nbd_close(h);
+		lib.nbd_close(h);
 		return -EROFS;
 	}
 	*out = h;
@@ -201,24 +272,25 @@ static int issue_step(struct nbd_cmd *cmd)
 	int64_t r;
 
 	if (cmd->step != STEP_MAIN) {
-		r = nbd_aio_flush(nb->h, cb, 0);
+		r = lib.nbd_aio_flush(nb->h, cb, 0);
 	} else {
 		switch (io->op) {
 		case BLK_BACKEND_READ:
-			r = nbd_aio_pread(nb->h, cmd->buf, io->length,
-					  io->offset, cb, 0);
+			r = lib.nbd_aio_pread(nb->h, cmd->buf, io->length,
+					      io->offset, cb, 0);
 			break;
 		case BLK_BACKEND_WRITE:
-			r = nbd_aio_pwrite(nb->h, cmd->buf, io->length,
-					   io->offset, cb, fua);
+			r = lib.nbd_aio_pwrite(nb->h, cmd->buf, io->length,
+					       io->offset, cb, fua);
 			break;
 		case BLK_BACKEND_FLUSH:
-			r = nbd_aio_flush(nb->h, cb, 0);
+			r = lib.nbd_aio_flush(nb->h, cb, 0);
 			break;
 		case BLK_BACKEND_DISCARD:
 			if (!nb->exp.can_trim)
 				return -EOPNOTSUPP;
-			r = nbd_aio_trim(nb->h, io->length, io->offset, cb, 0);
+			r = lib.nbd_aio_trim(nb->h, io->length, io->offset, cb,
+					     0);
 			break;
 		default:
 			return -EINVAL;
@@ -305,10 +377,10 @@ static void rearm(struct nbd_backend *nb)
 		return;
 	if (nb->finished)
 		watch(nb, WATCH_KICK, -1, 0);
-	fd = nbd_aio_get_fd(nb->h);
+	fd = lib.nbd_aio_get_fd(nb->h);
 	if (fd < 0)
 		return; /* dead: nothing more will come */
-	dir = nbd_aio_get_direction(nb->h);
+	dir = lib.nbd_aio_get_direction(nb->h);
 	if (dir & LIBNBD_AIO_DIRECTION_READ)
 		watch(nb, WATCH_IN, fd, POLLIN);
 	if (dir & LIBNBD_AIO_DIRECTION_WRITE)
@@ -321,9 +393,9 @@ static void nbd_event(struct blk_backend *b, unsigned int which, int res)
 
 	nb->watching[which] = false;
 	if (res > 0 && which == WATCH_IN)
-		nbd_aio_notify_read(nb->h);
+		lib.nbd_aio_notify_read(nb->h);
 	else if (res > 0 && which == WATCH_OUT)
-		nbd_aio_notify_write(nb->h);
+		lib.nbd_aio_notify_write(nb->h);
 	run_finished(nb);
 	rearm(nb);
 }
@@ -390,7 +462,7 @@ static void nbd_destroy(struct blk_backend *b)
 {
 	struct nbd_backend *nb = to_nbd(b);
 
-	nbd_close(nb->h);
+	lib.nbd_close(nb->h);
 	free(nb);
 }
 
@@ -413,4 +485,10 @@ int blk_backend_nbd_new(struct nbd_handle *h, const struct blk_nbd_export *exp,
 	nb->exp = *exp;
 	*out = &nb->base;
 	return 0;
+}
+
+void blk_nbd_close(struct nbd_handle *h)
+{
+	if (h)
+		lib.nbd_close(h);
 }

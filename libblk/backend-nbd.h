@@ -4,7 +4,8 @@
  * `nbd+unix:///EXPORT?socket=PATH` and the other URIs libnbd knows.
  *
  * blk_nbd_connect() blocks while it connects and negotiates, so it runs
- * on the daemon's main thread, never on a worker. The backend then moves
+ * on the daemon's main thread, never on a worker. libnbd itself is loaded
+ * then, the first time (libblk/dynlib.h). The backend then moves
  * the handle's traffic through the worker's io_uring with libnbd's
  * asynchronous API: no thread of its own, none per request. One handle
  * serves one ring; a disk gets a connection per queue only when the
@@ -44,6 +45,9 @@ bool blk_nbd_is_uri(const char *target);
  */
 int blk_nbd_connect(const char *uri, bool readonly, struct nbd_handle **out,
 		    struct blk_nbd_export *exp, char *why, size_t why_len);
+
+/* Close a handle blk_nbd_connect() gave (NULL: nothing). */
+void blk_nbd_close(struct nbd_handle *h);
 
 /* A backend over @h, which it takes over (closed by its destroy). */
 int blk_backend_nbd_new(struct nbd_handle *h, const struct blk_nbd_export *exp,

@@ -21,10 +21,79 @@
 #include <unistd.h>
 
 #include "libblk/backend.h"
+#include "libblk/dynlib.h"
 
 #define RBD_PREFIX "rbd:"
 /* How long a connect may take before the disk fails (seconds). */
 #define MOUNT_TIMEOUT "20"
+
+/*
+ * librbd and librados, opened on first use (libblk/dynlib.h; librbd
+ * brings librados in, and dlsym() finds both). The table is written once,
+ * by load_librbd() under pthread_once(), and only read after.
+ */
+/* clang-format off */
+#define LIBRBD_FUNCTIONS(X) \
+	X(rados_create) \
+	X(rados_conf_read_file) \
+	X(rados_conf_set) \
+	X(rados_connect) \
+	X(rados_ioctx_create) \
+	X(rados_ioctx_destroy) \
+	X(rados_shutdown) \
+	X(rbd_open) \
+	X(rbd_open_read_only) \
+	X(rbd_close) \
+	X(rbd_get_size) \
+	X(rbd_get_features) \
+	X(rbd_lock_acquire) \
+	X(rbd_lock_release) \
+	X(rbd_aio_create_completion) \
+	X(rbd_aio_get_return_value) \
+	X(rbd_aio_release) \
+	X(rbd_aio_readv) \
+	X(rbd_aio_writev) \
+	X(rbd_aio_flush) \
+	X(rbd_aio_discard)
+/* clang-format on */
+
+#define LIBRBD_SONAME "librbd.so.1"
+
+static struct {
+#define LIBRBD_SLOT(f) __typeof__(f) *f;
+	LIBRBD_FUNCTIONS(LIBRBD_SLOT)
+#undef LIBRBD_SLOT
+} lib;
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static int lib_error;
+static char lib_why[256];
+
+static void load_librbd(void)
+{
+	void *h = blk_dynlib_open(LIBRBD_SONAME, "librbd1", lib_why,
+				  sizeof(lib_why));
+
+	if (!h) {
+		lib_error = -ENOENT;
+		return;
+	}
+#define LIBRBD_RESOLVE(f)                                            \
+	if (!lib_error)                                              \
+		lib_error = blk_dynlib_sym(h, LIBRBD_SONAME, #f,     \
+					   (void **)&lib.f, lib_why, \
+					   sizeof(lib_why));
+	LIBRBD_FUNCTIONS(LIBRBD_RESOLVE)
+#undef LIBRBD_RESOLVE
+}
+
+/* librbd is there to use; otherwise -errno and why. */
+static int librbd_ready(char *why, size_t why_len)
+{
+	pthread_once(&lib_once, load_librbd);
+	if (lib_error)
+		snprintf(why, why_len, "RBD disks need librbd: %s", lib_why);
+	return lib_error;
+}
 
 struct blk_rbd {
 	rados_t cluster;
@@ -91,28 +160,28 @@ static int parse_target(const char *target, struct rbd_target *t, char *why,
 static int connect_cluster(struct blk_rbd *r, const struct rbd_target *t,
 			   char *why, size_t why_len)
 {
-	int ret = rados_create(&r->cluster, t->id);
+	int ret = lib.rados_create(&r->cluster, t->id);
 
 	if (ret < 0) {
 		snprintf(why, why_len, "rados_create: %s", strerror(-ret));
 		r->cluster = NULL;
 		return ret;
 	}
-	ret = rados_conf_read_file(r->cluster, t->conf);
+	ret = lib.rados_conf_read_file(r->cluster, t->conf);
 	if (ret < 0) {
 		snprintf(why, why_len,
 			 "cannot read the Ceph configuration %s: %s",
 			 t->conf ? t->conf : "(default)", strerror(-ret));
 		return ret;
 	}
-	rados_conf_set(r->cluster, "client_mount_timeout", MOUNT_TIMEOUT);
-	ret = rados_connect(r->cluster);
+	lib.rados_conf_set(r->cluster, "client_mount_timeout", MOUNT_TIMEOUT);
+	ret = lib.rados_connect(r->cluster);
 	if (ret < 0) {
 		snprintf(why, why_len, "cannot reach the Ceph cluster: %s",
 			 strerror(-ret));
 		return ret;
 	}
-	ret = rados_ioctx_create(r->cluster, t->pool, &r->ioctx);
+	ret = lib.rados_ioctx_create(r->cluster, t->pool, &r->ioctx);
 	if (ret < 0) {
 		snprintf(why, why_len, "pool %s: %s", t->pool, strerror(-ret));
 		r->ioctx = NULL;
@@ -129,10 +198,10 @@ static int lock_image(struct blk_rbd *r, char *why, size_t why_len)
 	uint64_t features = 0;
 	int ret;
 
-	if (rbd_get_features(r->image, &features) < 0 ||
+	if (lib.rbd_get_features(r->image, &features) < 0 ||
 	    !(features & RBD_FEATURE_EXCLUSIVE_LOCK))
 		return 0;
-	ret = rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
+	ret = lib.rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
 	if (ret < 0) {
 		snprintf(why, why_len,
 			 "another client holds its exclusive lock (%s); detach "
@@ -156,10 +225,10 @@ static int open_image(struct blk_rbd *r, const struct rbd_target *t,
 		return -EROFS;
 	}
 	if (readonly)
-		ret = rbd_open_read_only(r->ioctx, t->image, &r->image,
-					 t->snap);
+		ret = lib.rbd_open_read_only(r->ioctx, t->image, &r->image,
+					     t->snap);
 	else
-		ret = rbd_open(r->ioctx, t->image, &r->image, NULL);
+		ret = lib.rbd_open(r->ioctx, t->image, &r->image, NULL);
 	if (ret < 0) {
 		snprintf(why, why_len, "image %s/%s%s%s: %s", t->pool, t->image,
 			 t->snap ? "@" : "", t->snap ? t->snap : "",
@@ -179,7 +248,10 @@ int blk_rbd_open(const char *target, bool readonly, struct blk_rbd **out,
 
 	if (!r)
 		return -ENOMEM;
-	ret = parse_target(target, &t, why, why_len);
+	ret = librbd_ready(why, why_len);
+	memset(&t, 0, sizeof(t));
+	if (ret == 0)
+		ret = parse_target(target, &t, why, why_len);
 	if (ret == 0)
 		ret = connect_cluster(r, &t, why, why_len);
 	if (ret == 0)
@@ -197,7 +269,7 @@ int blk_rbd_open(const char *target, bool readonly, struct blk_rbd **out,
 
 int blk_rbd_size(struct blk_rbd *r, uint64_t *size)
 {
-	return rbd_get_size(r->image, size);
+	return lib.rbd_get_size(r->image, size);
 }
 
 void blk_rbd_close(struct blk_rbd *r)
@@ -205,13 +277,13 @@ void blk_rbd_close(struct blk_rbd *r)
 	if (!r)
 		return;
 	if (r->locked)
-		rbd_lock_release(r->image);
+		lib.rbd_lock_release(r->image);
 	if (r->image)
-		rbd_close(r->image);
+		lib.rbd_close(r->image);
 	if (r->ioctx)
-		rados_ioctx_destroy(r->ioctx);
+		lib.rados_ioctx_destroy(r->ioctx);
 	if (r->cluster)
-		rados_shutdown(r->cluster);
+		lib.rados_shutdown(r->cluster);
 	free(r);
 }
 
@@ -250,10 +322,10 @@ static void step_ended(rbd_completion_t c, void *arg)
 {
 	struct rbd_cmd *cmd = arg;
 	struct rbd_backend *rb = cmd->rb;
-	ssize_t r = rbd_aio_get_return_value(c);
+	ssize_t r = lib.rbd_aio_get_return_value(c);
 	uint64_t one = 1;
 
-	rbd_aio_release(c);
+	lib.rbd_aio_release(c);
 	if (r < 0 && !cmd->error)
 		cmd->error = (int)r;
 	pthread_mutex_lock(&rb->lock);
@@ -275,22 +347,22 @@ static int issue_step(struct rbd_cmd *cmd)
 	const struct blk_backend_io *io = &cmd->io;
 	rbd_image_t image = cmd->rb->image;
 	rbd_completion_t c;
-	int ret = rbd_aio_create_completion(cmd, step_ended, &c);
+	int ret = lib.rbd_aio_create_completion(cmd, step_ended, &c);
 
 	if (ret < 0)
 		return ret;
 	if (cmd->step != STEP_MAIN || io->op == BLK_BACKEND_FLUSH)
-		ret = rbd_aio_flush(image, c);
+		ret = lib.rbd_aio_flush(image, c);
 	else if (io->op == BLK_BACKEND_READ)
-		ret = rbd_aio_readv(image, io->iov, (int)io->iovcnt, io->offset,
-				    c);
+		ret = lib.rbd_aio_readv(image, io->iov, (int)io->iovcnt,
+					io->offset, c);
 	else if (io->op == BLK_BACKEND_WRITE)
-		ret = rbd_aio_writev(image, io->iov, (int)io->iovcnt,
-				     io->offset, c);
+		ret = lib.rbd_aio_writev(image, io->iov, (int)io->iovcnt,
+					 io->offset, c);
 	else
-		ret = rbd_aio_discard(image, io->offset, io->length, c);
+		ret = lib.rbd_aio_discard(image, io->offset, io->length, c);
 	if (ret < 0)
-		rbd_aio_release(c);
+		lib.rbd_aio_release(c);
 	return ret;
 }
 

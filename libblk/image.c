@@ -14,8 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libnbd.h>
-
 #include "libblk/backend.h"
 #include "libblk/image.h"
 
@@ -222,7 +220,7 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 	}
 	ret = blk_backend_nbd_new(h, &img->nbd, out);
 	if (ret < 0)
-		nbd_close(h);
+		blk_nbd_close(h);
 	return ret;
 }
 
@@ -268,7 +266,7 @@ void blk_image_close(struct blk_image *img)
 		close(img->fd);
 	img->fd = -1;
 	if (img->nbd_spare)
-		nbd_close(img->nbd_spare);
+		blk_nbd_close(img->nbd_spare);
 	img->nbd_spare = NULL;
 	free(img->nbd_uri);
 	img->nbd_uri = NULL;
