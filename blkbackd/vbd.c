@@ -821,6 +821,15 @@ static void vbd_reconcile(struct vbd *v)
 		vbd_forget(v);
 		return;
 	}
+	/*
+	 * Taken offline and closed: the toolstack is removing it (its hotplug
+	 * script's remove can make it look new again). Never offer it again,
+	 * whatever state the frontend was left in.
+	 */
+	if (be_state == XenbusStateClosed && !vbd_online(v)) {
+		vbd_forget(v);
+		return;
+	}
 	if (vbd_read_frontend_path(v) < 0) {
 		/*
 		 * The toolstack may have removed the device between the two

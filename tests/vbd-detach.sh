@@ -2,7 +2,8 @@
 # Unplug as xl does (online=0, state=5): the backend reaches 6 within 10 s,
 # releases the guest's grants and port, and leaves its xenstore nodes for
 # the toolstack to remove. Both with the guest connected and after the
-# guest already closed its end.
+# guest already closed its end; and a disk unplugged before its guest
+# started stays closed when its directory changes again.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 start_daemon
@@ -41,5 +42,19 @@ wait_released 2 5 || fail "grants/ports still held: $(stat_of 2)"
 attach 2
 blkfront 2 --ops 100 --verify >/dev/null
 detach 2
+
+# 4. A disk whose guest never started (frontend left at Initialising) is
+#    unplugged, and something then writes under its backend directory, as
+#    the hotplug script's remove does: the daemon sees the directory anew,
+#    but a device that is offline and closed is being removed, never
+#    offered again (it was: back to InitWait, and xl's detach timed out).
+guest 3 4M
+attach 3
+detach 3 xvda --keep-nodes
+assert_node "$(be_path 3)/state" 6
+xenstore-write "$(be_path 3)/hotplug-status" "" || fail "cannot write"
+sleep 1
+assert_node "$(be_path 3)/state" 6
+xenstore-rm "$(be_path 3)" "$(fe_path 3)" || fail "cannot remove nodes"
 assert_daemon_alive
 exit 0
