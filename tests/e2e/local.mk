@@ -17,7 +17,7 @@ E2E_FILES = \
 	tests/e2e/dom0-test.sh \
 	tests/e2e/concurrency.sh \
 	tests/e2e/guest-init.sh
-EXTRA_DIST += $(E2E_FILES) tests/e2e/README.md tests/e2e/e2e.mk
+EXTRA_DIST += $(E2E_FILES) tests/e2e/README.md tests/e2e/local.mk
 
 # Exit 77 (cannot run here) is reported as a skip, unless
 # BLKBACKD_E2E_REQUIRE=1 (CI) makes it a failure.
