@@ -544,6 +544,26 @@ static void vbd_refuse(struct vbd *v, const char *why)
 		   why);
 }
 
+/*
+ * An HVM guest boots from QEMU's emulated disk until its PV driver takes
+ * over. libxl hands a disk with a hotplug script to QEMU only through
+ * physical-device-path (libxl__device_disk_find_local_path() in libxl
+ * 4.17), read after the script ran; without it the guest has no emulated
+ * disk to boot from. So the image blkbackd opened is written there before
+ * InitWait. libxl does not read it for a driver domain's disks.
+ */
+static void vbd_publish_image_path(struct vbd *v)
+{
+	char path[VBD_PATH_MAX + 24];
+
+	snprintf(path, sizeof(path), "%s/physical-device-path", v->be);
+	if (!xs_write(v->d->xs, XBT_NULL, path, v->image_path,
+		      (unsigned int)strlen(v->image_path)))
+		log_warn("%s: cannot write %s: %s; an HVM guest will have no "
+			 "emulated disk to boot from",
+			 v->name, path, strerror(errno));
+}
+
 /* InitWait: the image is open and the features are published. */
 static void vbd_init_wait(struct vbd *v)
 {
@@ -555,6 +575,7 @@ static void vbd_init_wait(struct vbd *v)
 		return;
 	}
 	vbd_clear_error(v);
+	vbd_publish_image_path(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
 		log_err("%s: cannot publish InitWait: %s", v->name,
@@ -702,6 +723,18 @@ static void vbd_connect(struct vbd *v)
 			 ret == -ENOENT ? "missing"
 					: "invalid or beyond what "
 					  "the backend offered");
+		return;
+	}
+	/* From here on QEMU must stay away (see blk_image_open()). */
+	if (blk_image_lock_like_qemu(&v->image) < 0) {
+		vbd_fail(v,
+			 "QEMU still has image %s open for writing: the "
+			 "emulated disk of an HVM guest that did not unplug "
+			 "it, or another QEMU; not connecting, so that they "
+			 "do not both write it. Let the guest unplug its "
+			 "emulated disks (no xen_emul_unplug=never), or stop "
+			 "the other QEMU",
+			 v->image_path);
 		return;
 	}
 	v->sector_size = vbd_sector_size(v, &fe);

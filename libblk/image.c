@@ -42,25 +42,103 @@ static int open_image_fd(const char *path, bool readonly,
 
 #define LOCK_RETRY_MS 20
 
-/* Whole-file OFD lock: never inherited by forks, released on close. */
-static int lock_image(int fd, bool readonly, unsigned int wait_ms)
+/*
+ * QEMU locks an image through single bytes (its block/file-posix.c):
+ * a read lock on byte 100 + bit for each permission it uses and on byte
+ * 200 + bit for each it does not let others have, and it goes ahead only
+ * when no one else holds the opposite byte. Bit 0 is reading, bit 1
+ * writing.
+ */
+#define QEMU_LOCK_USES 100
+#define QEMU_LOCK_DENIES 200
+#define QEMU_LOCK_END 300
+#define QEMU_PERM_READ 0
+#define QEMU_PERM_WRITE 1
+
+static int ofd_lock(int fd, short type, off_t start, off_t len)
 {
 	struct flock fl = {
-		.l_type = readonly ? F_RDLCK : F_WRLCK,
+		.l_type = type,
 		.l_whence = SEEK_SET,
+		.l_start = start,
+		.l_len = len,
 	};
+
+	return fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : -errno;
+}
+
+/*
+ * blkbackd's own lock: the whole file but QEMU's bytes, so that QEMU's
+ * locking does not see it (see blk_image_lock_like_qemu()), while every
+ * other blkbackd device and every whole-file locker does.
+ */
+static int lock_own_range(int fd, bool readonly)
+{
+	short type = readonly ? F_RDLCK : F_WRLCK;
+	int ret = ofd_lock(fd, type, 0, QEMU_LOCK_USES);
+
+	return ret ? ret : ofd_lock(fd, type, QEMU_LOCK_END, 0);
+}
+
+/* OFD locks: never inherited by forks, released on the last close. */
+static int lock_image(int fd, bool readonly, unsigned int wait_ms)
+{
 	const struct timespec pause = { .tv_nsec = LOCK_RETRY_MS * 1000000L };
+	int ret;
 
 	for (;;) {
-		if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
-			return 0;
-		if (errno != EAGAIN && errno != EACCES)
-			return -errno;
+		ret = lock_own_range(fd, readonly);
+		if (ret != -EAGAIN && ret != -EACCES)
+			return ret;
 		if (wait_ms < LOCK_RETRY_MS)
 			return -EBUSY;
 		wait_ms -= LOCK_RETRY_MS;
 		nanosleep(&pause, NULL);
 	}
+}
+
+/* Whether another open file holds a lock on byte @off. */
+static bool qemu_byte_taken(int fd, off_t off)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = off,
+		.l_len = 1,
+	};
+
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+		return true;
+	return fl.l_type != F_UNLCK;
+}
+
+/* Someone else writes the image, or forbids writing it while we do. */
+static bool qemu_user_conflicts(const struct blk_image *img)
+{
+	if (qemu_byte_taken(img->fd, QEMU_LOCK_USES + QEMU_PERM_WRITE))
+		return true;
+	return !img->readonly &&
+	       qemu_byte_taken(img->fd, QEMU_LOCK_DENIES + QEMU_PERM_WRITE);
+}
+
+int blk_image_lock_like_qemu(struct blk_image *img)
+{
+	int ret;
+
+	ret = ofd_lock(img->fd, F_RDLCK, QEMU_LOCK_USES + QEMU_PERM_READ, 1);
+	if (!ret && !img->readonly)
+		ret = ofd_lock(img->fd, F_RDLCK,
+			       QEMU_LOCK_USES + QEMU_PERM_WRITE, 1);
+	if (!ret)
+		ret = ofd_lock(img->fd, F_RDLCK,
+			       QEMU_LOCK_DENIES + QEMU_PERM_WRITE, 1);
+	if (ret == -EAGAIN || ret == -EACCES ||
+	    (!ret && qemu_user_conflicts(img)))
+		ret = -EBUSY;
+	if (ret)
+		ofd_lock(img->fd, F_UNLCK, QEMU_LOCK_USES,
+			 QEMU_LOCK_END - QEMU_LOCK_USES);
+	return ret;
 }
 
 /* A block device discards when its queue says it can. */

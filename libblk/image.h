@@ -53,9 +53,27 @@ struct blk_image {
  * file nor a block device. An NBD URI or an RBD target is connected to
  * instead (blocking: not on a worker); @cache and the file lock do not
  * apply, and on failure img->detail says what went wrong.
+ *
+ * QEMU is not locked out of a file here: the lock leaves out the bytes
+ * QEMU's own locking uses, because an HVM guest's emulated disk (QEMU in
+ * the same domain) opens the image after the device is offered and holds
+ * it until the guest unplugs it. blk_image_lock_like_qemu() keeps QEMU out
+ * from the moment the PV driver connects.
  */
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 		   enum blk_cache_mode cache, unsigned int lock_wait_ms);
+
+/*
+ * Take QEMU's lock bytes as a QEMU drive of the same access would: reading,
+ * writing unless read-only, and letting no one else write. From then on
+ * QEMU refuses to open the image writable (or at all, when it is served
+ * writable). Call when the frontend connects, by which time an HVM guest
+ * has unplugged its emulated disk and QEMU has closed the image; calling
+ * it again is harmless. Returns 0, or -EBUSY (nothing is left taken) when
+ * QEMU still writes the image, or the image is writable and a QEMU forbids
+ * others to write it.
+ */
+int blk_image_lock_like_qemu(struct blk_image *img);
 
 /* Re-read the size, for an image that may have grown (not NBD). */
 int blk_image_refresh_size(struct blk_image *img);

@@ -71,6 +71,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \
 	tests/vbd-image-errors.sh \
+	tests/vbd-hvm-emulated-disk.sh \
 	tests/vbd-nbd.sh \
 	tests/vbd-rbd.sh \
 	tests/vbd-hotplug-order.sh \
