@@ -9,6 +9,10 @@
 #   e2e_role=mix      the concurrent-guests comparison's job (`e2e-check
 #                     mixjob`, seed e2e_mix_seed, e2e_mix_size bytes), run
 #                     on dom0's commands (concurrency.sh)
+#   e2e_role=pattern  (the PVH and HVM guests) say which kind of guest this
+#                     is, verify the pattern dom0 wrote (e2e_verify=M:L:SEED,
+#                     in MiB), write and verify another (e2e_write=M:L:SEED)
+#                     and print its checksum for dom0 to compare
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
 #   e2e_bench=1       (full) measure throughput and IOPS as well
@@ -110,6 +114,31 @@ if [ "$ROLE" = mix ]; then
 	e2e-check mixjob $D "$(arg e2e_mix_seed)" "$(arg e2e_mix_size)"
 	idle_forever
 fi
+
+# The PVH and HVM guests: the kind of guest as the kernel sees it (dom0
+# checks it is the one it created), then the patterns.
+mib_region() { # M:L:SEED -> "OFFSET LENGTH SEED", in bytes for e2e-check
+	m=${1%%:*}
+	rest=${1#*:}
+	echo "$((m << 20)) $((${rest%%:*} << 20)) ${rest#*:}"
+}
+pattern_role() {
+	echo "E2E-GUEST-TYPE $(cat /sys/hypervisor/guest_type 2>/dev/null || echo unknown)"
+	if [ -n "$(arg e2e_verify)" ]; then
+		# shellcheck disable=SC2046 # three fields on purpose
+		check dom0-pattern-read e2e-check verify $D $(mib_region "$(arg e2e_verify)") -d -b 1M
+	fi
+	# shellcheck disable=SC2046
+	set -- $(mib_region "$(arg e2e_write)")
+	check guest-pattern-written sh -c \
+		"e2e-check write $D $1 $2 $3 -d -b 256K &&
+		 e2e-check verify $D $1 $2 $3 -d -b 64K"
+	echo 3 >/proc/sys/vm/drop_caches
+	echo "E2E-SUM $(dd if=$D bs=1M skip=$(($1 >> 20)) count=$(($2 >> 20)) 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	echo "E2E-DONE failed=$failed"
+	idle_forever
+}
+[ "$ROLE" != pattern ] || pattern_role
 
 if [ "$ROLE" = writer ]; then
 	echo "E2E-WRITING"

@@ -9,8 +9,8 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1800]
-#   BLKBACKD_E2E_PARTS        "blkbackd kernel concurrency" (default), or
-#                             some of them
+#   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm kernel concurrency"
+#                             (default), or some of them
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -32,7 +32,7 @@ elapsed() { echo $(($(date +%s) - t_start)); }
 # Debian packages of the dom0 (the daemon's own libraries are added below).
 DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
-libjson-c5 e2fsprogs util-linux kmod procps busybox-static"
+libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen"
 # What this script needs on the host, by command and Debian package.
 HOST_TOOLS="qemu-system-x86_64:qemu-system-x86 debootstrap:debootstrap
 mkfs.ext4:e2fsprogs debugfs:e2fsprogs cpio:cpio gcc:gcc xz:xz-utils
@@ -165,7 +165,8 @@ make_work_disk() {
 		"$here/concurrency.sh" "$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
-	echo "${BLKBACKD_E2E_PARTS:-blkbackd kernel concurrency}" >"$s/e2e/parts"
+	echo "${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm kernel concurrency}" \
+		>"$s/e2e/parts"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
@@ -173,6 +174,8 @@ make_work_disk() {
 	(cd "$work/ginit" && find . | cpio --quiet -o -H newc) >"$work/run.cpio"
 	cat "$cache/guest-base.cpio" "$work/run.cpio" >"$s/e2e/guest/initrd.cpio"
 	cp "$cache/vmlinux" "$s/e2e/guest/vmlinux"
+	# HVM guests boot the bzImage (QEMU's direct kernel boot).
+	cp "$cache/vmlinuz" "$s/e2e/guest/vmlinuz"
 	mkfs.ext4 -q -F -L e2e-work -d "$s" "$work/work.ext4" 4G
 }
 
@@ -181,10 +184,13 @@ boot() {
 	append="console=com1 com1=115200,8n1 dom0_mem=1024M,max:1024M"
 	append="$append dom0_max_vcpus=2 noreboot"
 	kargs="console=hvc0 earlyprintk=xen root=/dev/vda rw init=/sbin/e2e-init"
-	say "booting Xen in QEMU (TCG, -cpu qemu64, timeout ${timeout_s}s)"
+	# +svm,+npt: AMD-V with nested paging for the Xen inside, which then
+	# offers HVM with HAP, needed by the PVH and HVM guests (see
+	# tests/e2e/README.md); PV guests do not use it.
+	say "booting Xen in QEMU (TCG, -cpu qemu64,+svm,+npt, timeout ${timeout_s}s)"
 	set +e
 	timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg \
-		-cpu qemu64 -smp 2 -m 4G -no-reboot \
+		-cpu qemu64,+svm,+npt -smp 2 -m 4G -no-reboot \
 		-kernel "$cache/xen.elf" -append "$append" \
 		-initrd "$cache/vmlinuz $kargs,$cache/initrd.img" \
 		-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on" \
