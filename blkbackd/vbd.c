@@ -550,12 +550,16 @@ static void vbd_refuse(struct vbd *v, const char *why)
  * physical-device-path (libxl__device_disk_find_local_path() in libxl
  * 4.17), read after the script ran; without it the guest has no emulated
  * disk to boot from. So the image blkbackd opened is written there before
- * InitWait. libxl does not read it for a driver domain's disks.
+ * InitWait. libxl does not read it for a driver domain's disks. An NBD or
+ * RBD target is no local file: QEMU gets nothing, and the guest has its
+ * PV disk only, as before.
  */
 static void vbd_publish_image_path(struct vbd *v)
 {
 	char path[VBD_PATH_MAX + 24];
 
+	if (v->image.fd < 0)
+		return;
 	snprintf(path, sizeof(path), "%s/physical-device-path", v->be);
 	if (!xs_write(v->d->xs, XBT_NULL, path, v->image_path,
 		      (unsigned int)strlen(v->image_path)))

@@ -125,6 +125,8 @@ int blk_image_lock_like_qemu(struct blk_image *img)
 {
 	int ret;
 
+	if (img->fd < 0)
+		return 0; /* NBD, RBD: no local file QEMU could share */
 	ret = ofd_lock(img->fd, F_RDLCK, QEMU_LOCK_USES + QEMU_PERM_READ, 1);
 	if (!ret && !img->readonly)
 		ret = ofd_lock(img->fd, F_RDLCK,

@@ -71,7 +71,7 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
  * has unplugged its emulated disk and QEMU has closed the image; calling
  * it again is harmless. Returns 0, or -EBUSY (nothing is left taken) when
  * QEMU still writes the image, or the image is writable and a QEMU forbids
- * others to write it.
+ * others to write it. An NBD or RBD image has no file to lock: 0.
  */
 int blk_image_lock_like_qemu(struct blk_image *img);
 
