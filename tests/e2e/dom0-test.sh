@@ -953,12 +953,16 @@ if has_part blkbackd || has_part pvh || has_part hvm; then
 			daemon_alive after-destroy
 		fi
 		if has_part pvh; then
+			t_part=$(uptime_s)
 			guest_pvh
 			daemon_alive after-pvh-guest
+			echo "E2E-BENCH pvh: the part took $(($(uptime_s) - t_part)) s"
 		fi
 		if has_part hvm; then
+			t_part=$(uptime_s)
 			guest_hvm
 			daemon_alive after-hvm-guest
+			echo "E2E-BENCH hvm: the part took $(($(uptime_s) - t_part)) s"
 		fi
 		leak_checks
 		stop_blkbackd
