@@ -399,13 +399,21 @@ int64_t xenbus_now_ms(void)
 int xenbus_printf(struct xs_handle *xs, xs_transaction_t t, const char *path,
 		  const char *fmt, ...)
 {
-	char buf[4096];
 	va_list ap;
-	int n;
+	int ret;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	ret = xenbus_vprintf(xs, t, path, fmt, ap);
 	va_end(ap);
+	return ret;
+}
+
+int xenbus_vprintf(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		   const char *fmt, va_list ap)
+{
+	char buf[4096];
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	if (!xs_write(xs, t, path, buf, (unsigned int)n))

@@ -16,6 +16,7 @@
 #ifndef LIBBLK_XENBUS_H
 #define LIBBLK_XENBUS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,9 @@ int xenbus_read_u64(struct xs_handle *xs, xs_transaction_t t, const char *path,
 /* Write a printf-formatted value to @path, in @t. */
 int xenbus_printf(struct xs_handle *xs, xs_transaction_t t, const char *path,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int xenbus_vprintf(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		   const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 /* Does @path exist? */
 bool xenbus_exists(struct xs_handle *xs, const char *path);
 

@@ -268,19 +268,17 @@ static int write_key(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 static int write_key(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 		     const char *key, const char *fmt, ...)
 {
-	char path[512], val[4096];
+	char path[512];
 	va_list ap;
-	int n;
+	int ret;
 
-	va_start(ap, fmt);
-	n = vsnprintf(val, sizeof(val), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(val))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, key) >=
+	    sizeof(path))
 		return -ENAMETOOLONG;
-	snprintf(path, sizeof(path), "%s/%s", dir, key);
-	if (!xs_write(xs, t, path, val, (unsigned int)n))
-		return xs_errno();
-	return 0;
+	va_start(ap, fmt);
+	ret = xenbus_vprintf(xs, t, path, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 /* The frontend half: what the guest's blkfront will find. */
