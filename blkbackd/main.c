@@ -341,12 +341,16 @@ static int run(struct daemon *d)
 		return ret;
 	}
 
+	/*
+	 * The control socket exists before the first device is served and
+	 * before READY=1: whoever sees either can reach blkbackctl's socket.
+	 */
+	control_fd = open_control(d);
 	/* Devices that exist already (a restart) are picked up here. */
 	drain_watches(d);
 	sd_notify(0, "READY=1");
 	log_info("serving %s", d->be_root);
 
-	control_fd = open_control(d);
 	ret = main_loop(d, sig_fd, control_fd);
 	if (control_fd >= 0)
 		close(control_fd);

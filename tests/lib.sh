@@ -214,6 +214,19 @@ start_daemon() {
 		"$BLKBACKD" --log-level debug --state-dir "$WORK/state" "$@" \
 		2>>"$WORK/blkbackd.log" &
 	DAEMON_PID=$!
+	wait_control
+}
+
+# wait_control: the daemon has made its control socket (it does so before
+# it serves its first device), so blkbackctl can reach it; returns early
+# if the daemon died (the caller's next check says so).
+wait_control() {
+	wc_n=100
+	while [ ! -S "$WORK/state/control" ] && daemon_alive &&
+		[ "$wc_n" -gt 0 ]; do
+		sleep 0.1
+		wc_n=$((wc_n - 1))
+	done
 }
 
 daemon_alive() {
@@ -239,6 +252,8 @@ stop_daemon() {
 	kill -"${1:-TERM}" "$DAEMON_PID" 2>/dev/null
 	wait "$DAEMON_PID" 2>/dev/null
 	DAEMON_PID=
+	# A socket left by a killed daemon must not pass for the next one's.
+	rm -f "$WORK/state/control"
 }
 
 # restart_daemon ARGS...: stop blkbackd and start it with these options.
