@@ -187,7 +187,6 @@ static void notify_status(struct daemon *d)
 		   d->nr_vbds == 1 ? "" : "s");
 }
 
-/* Returns the signal that ended the loop, or -errno. */
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -196,24 +195,56 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * The poll() timeout: the sooner of the host errors' summaries owed
- * (@errors_ms, -1 for none) and the next image check, which is run here
- * when it is due.
- */
-static int timers(struct daemon *d, int64_t *next_check, int errors_ms)
-{
-	int64_t now = now_ms();
-	int check_ms;
+/* What the main loop does on a clock. */
+struct timers {
+	int64_t next_check; /* vbd_check_images() */
+	int64_t ping_ms; /* systemd's watchdog: 0 when it has none */
+	int64_t next_ping;
+};
 
-	if (now >= *next_check) {
-		vbd_check_images(d);
-		*next_check = now + VBD_IMAGE_CHECK_MS;
-	}
-	check_ms = (int)(*next_check - now);
-	return errors_ms >= 0 && errors_ms < check_ms ? errors_ms : check_ms;
+static void timers_init(struct timers *t)
+{
+	uint64_t usec = 0;
+
+	*t = (struct timers){ .next_check = now_ms() + VBD_IMAGE_CHECK_MS };
+	/*
+	 * WatchdogSec= in the unit: ping at half the interval, as
+	 * sd_watchdog_enabled(3) advises. The pings come from this loop, so
+	 * a main thread stuck anywhere (xenstore, a disconnect) gets the
+	 * daemon restarted; a worker whose engine fails aborts it already.
+	 */
+	if (sd_watchdog_enabled(0, &usec) > 0)
+		t->ping_ms = (int64_t)(usec / 2000) ?: 1;
 }
 
+/*
+ * Run what is due, and return the poll() timeout: until the next of the
+ * image check, the watchdog ping and the host errors' summaries owed
+ * (@errors_ms, -1 for none).
+ */
+static int timers(struct daemon *d, struct timers *t, int errors_ms)
+{
+	int64_t now = now_ms(), soonest;
+
+	if (now >= t->next_check) {
+		vbd_check_images(d);
+		t->next_check = now + VBD_IMAGE_CHECK_MS;
+	}
+	soonest = t->next_check;
+	if (t->ping_ms) {
+		if (now >= t->next_ping) {
+			sd_notify(0, "WATCHDOG=1");
+			t->next_ping = now + t->ping_ms;
+		}
+		if (t->next_ping < soonest)
+			soonest = t->next_ping;
+	}
+	if (errors_ms >= 0 && now + errors_ms < soonest)
+		soonest = now + errors_ms;
+	return (int)(soonest - now);
+}
+
+/* Returns the signal that ended the loop, or -errno. */
 static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 {
 	struct pollfd fds[4] = {
@@ -223,13 +254,12 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 		{ .fd = control_fd, .events = POLLIN }, /* ignored when -1 */
 	};
 	unsigned int last_count = ~0u;
-	int64_t next_check = now_ms() + VBD_IMAGE_CHECK_MS;
+	struct timers t;
 
+	timers_init(&t);
 	for (;;) {
-		/* Host I/O error summaries are owed on a timer; so are checks.
-		 */
-		int timeout_ms = timers(d, &next_check,
-					host_errors_log_due(d->host_errors));
+		int timeout_ms =
+			timers(d, &t, host_errors_log_due(d->host_errors));
 
 		if (d->nr_vbds != last_count) {
 			last_count = d->nr_vbds;

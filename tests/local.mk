@@ -83,7 +83,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-failing-store.sh \
 	tests/vbd-soak.sh \
 	tests/vbd-detach-quiet.sh \
-	tests/vbd-image-gone.sh
+	tests/vbd-image-gone.sh \
+	tests/daemon-watchdog.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/lib-ceph.sh
 
