@@ -16,8 +16,8 @@ static void log_counters(const char *name, const struct blk_stats *s)
 	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++)
 		len += snprintf(line + len, sizeof(line) - (size_t)len,
 				"%s%s %" PRIu64 " (%" PRIu64 " sectors, "
-							     "%" PRIu64 " error"
-									"s)",
+				"%" PRIu64 " error"
+				"s)",
 				op ? ", " : "", blk_stat_op_name(op),
 				s->requests[op], s->sectors[op], s->errors[op]);
 	log_info("%s: %s; %" PRIu64 " rejected, %" PRIu64

@@ -66,8 +66,8 @@ int nbdserve_start(struct nbd_server *srv, const char *image, char *why,
 	pid_t pid;
 
 	srv->pid = 0;
-	if ((size_t)snprintf(srv->sock, sizeof(srv->sock), "%s.sock",
-			     image) >= sizeof(srv->sock)) {
+	if ((size_t)snprintf(srv->sock, sizeof(srv->sock), "%s.sock", image) >=
+	    sizeof(srv->sock)) {
 		snprintf(why, why_len, "%s: path too long for a socket", image);
 		return -ENAMETOOLONG;
 	}

@@ -8,10 +8,8 @@
 #include <string.h>
 
 static const char *const arm_names[BENCH_NR_ARMS] = {
-	[BENCH_ARM_RAW] = "raw",
-	[BENCH_ARM_LOOP] = "loop",
-	[BENCH_ARM_LOOP_DIO] = "loop-dio",
-	[BENCH_ARM_BLKBACKD] = "blkbackd",
+	[BENCH_ARM_RAW] = "raw",	   [BENCH_ARM_LOOP] = "loop",
+	[BENCH_ARM_LOOP_DIO] = "loop-dio", [BENCH_ARM_BLKBACKD] = "blkbackd",
 	[BENCH_ARM_NBD] = "nbd",
 };
 

@@ -72,7 +72,7 @@ int check_rw_ok(struct check *c, uint8_t op, uint64_t sector,
 	if (st != BLKIF_RSP_OKAY)
 		return check_fail(c, -EIO,
 				  "%s at sector %" PRIu64 " (%u segments) "
-							  "failed "
+				  "failed "
 				  "with status %d",
 				  op == BLKIF_OP_READ ? "READ" : "WRITE",
 				  sector, nr, st);
@@ -695,7 +695,7 @@ static int check_barrier(struct check *c)
 					  "after write, barrier, write at "
 					  "sector "
 					  "%" PRIu64 " the last write's data "
-						     "is "
+					  "is "
 					  "not what is on disk",
 					  sector);
 	}
@@ -837,8 +837,7 @@ static int check_discard(struct check *c)
 		if (!ret && st != BLKIF_RSP_OKAY)
 			ret = check_fail(c, -EIO,
 					 "DISCARD of %" PRIu64 " sectors at "
-							       "%" PRIu64
-					 "%s failed with status %d",
+					 "%" PRIu64 "%s failed with status %d",
 					 len / 4, start + i * len / 4,
 					 i % 2 ? " (secure)" : "", st);
 	}
