@@ -171,6 +171,7 @@ static void drain_watches(struct daemon *d)
 		dispatch_watch(d, ev);
 		free(ev);
 	}
+	vbd_reconcile_stale(d);
 }
 
 static void drain_broken(struct daemon *d)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The device state machine (docs/architecture.md, xenstore contract): every
- * watch event re-reads what xenstore says about a device and moves it to
- * where it should be. Doing the same work twice is harmless, so coalesced
- * or repeated watch events need no special care.
+ * The device state machine (docs/architecture.md, xenstore contract): a
+ * watch event marks its device stale, and after each batch of events every
+ * stale device re-reads what xenstore says about it and moves to where it
+ * should be. Doing the same work twice is harmless, so coalesced or
+ * repeated watch events need no special care.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -54,6 +55,7 @@ struct vbd {
 	bool failed; /* a fatal error was reported */
 	bool warned_deleted; /* vbd_check_images() said so already */
 	bool warned_shrunk;
+	bool stale; /* a watch event came: look again after this batch */
 };
 
 /* ---- lookup ---- */
@@ -969,7 +971,7 @@ static void vbd_device_seen(struct daemon *d, uint32_t domid, uint32_t devid)
 		v->domain_gone = !xs_is_domain_introduced(d->xs, domid);
 		log_debug("%s: new device", v->name);
 	}
-	vbd_reconcile(v);
+	v->stale = true;
 }
 
 static char **list_dir(struct daemon *d, const char *path, unsigned int *n)
@@ -1034,6 +1036,51 @@ static void vbd_rescan(struct daemon *d)
 	}
 }
 
+/*
+ * Nodes of a known device's backend directory whose change needs no look
+ * at the device: those only the daemon writes (what it offers, the disk's
+ * properties, its error) and those the toolstack writes once, with the
+ * device, and nothing reads. A connection writes a dozen of the first
+ * kind and a toolstack as many of the second, and every write comes back
+ * as an event of the backend watch; re-reading the device's state for
+ * each was two xenstore reads an event, half the daemon's traffic with
+ * xenstored while guests attach. Any other node (state, online,
+ * hotplug-status, params, ..., or one this list does not know) is looked
+ * at.
+ */
+static bool vbd_inert_node(const char *node)
+{
+	static const char *const inert[] = {
+		/* the daemon's */
+		"discard-alignment",
+		"discard-granularity",
+		"discard-secure",
+		"error",
+		"feature-barrier",
+		"feature-discard",
+		"feature-flush-cache",
+		"feature-max-indirect-segments",
+		"feature-persistent",
+		"info",
+		"max-ring-page-order",
+		"multi-queue-max-queues",
+		"physical-device-path",
+		"physical-sector-size",
+		"sector-size",
+		"sectors",
+		/* libxl's, read by nobody here */
+		"bootable",
+		"frontend-id",
+		"specification",
+		"type",
+	};
+
+	for (size_t i = 0; i < sizeof(inert) / sizeof(inert[0]); i++)
+		if (strcmp(node, inert[i]) == 0)
+			return true;
+	return false;
+}
+
 void vbd_backend_changed(struct daemon *d, const char *path)
 {
 	size_t n = strlen(d->be_root);
@@ -1043,10 +1090,14 @@ void vbd_backend_changed(struct daemon *d, const char *path)
 	if (strncmp(path, d->be_root, n) != 0)
 		return;
 	if (p[0] == '/' && parse_id(p + 1, &end, &domid) == 0) {
-		if (end[0] == '/' && parse_id(end + 1, &end, &devid) == 0)
+		if (end[0] == '/' && parse_id(end + 1, &end, &devid) == 0) {
+			if (end[0] == '/' && vbd_inert_node(end + 1) &&
+			    vbd_find(d, domid, devid))
+				return;
 			vbd_device_seen(d, domid, devid);
-		else if (end[0] == '\0')
+		} else if (end[0] == '\0') {
 			vbd_rescan_domain(d, domid);
+		}
 		return;
 	}
 	/* The root itself changed. */
@@ -1057,8 +1108,21 @@ void vbd_frontend_changed(struct daemon *d, const char *path)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
 		if (strcmp(v->fe_state, path) == 0) {
-			vbd_reconcile(v);
+			v->stale = true;
 			return;
+		}
+	}
+}
+
+void vbd_reconcile_stale(struct daemon *d)
+{
+	struct vbd *v, *next;
+
+	for (v = d->vbds; v; v = next) {
+		next = v->next;
+		if (v->stale) {
+			v->stale = false;
+			vbd_reconcile(v);
 		}
 	}
 }

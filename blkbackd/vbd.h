@@ -18,10 +18,16 @@
 #define VBD_TOKEN_FRONTEND "frontend"
 #define VBD_TOKEN_RELEASE "release"
 
-/* Something under backend/vbd changed at @path. */
+/*
+ * Something under backend/vbd changed at @path; a frontend's state node at
+ * @path changed. Both only note which device to look at: a toolstack or a
+ * connection writes a dozen nodes at once, and one look at the device
+ * after the batch of events (vbd_reconcile_stale) serves them all.
+ */
 void vbd_backend_changed(struct daemon *d, const char *path);
-/* A frontend's state node at @path changed. */
 void vbd_frontend_changed(struct daemon *d, const char *path);
+/* Look at every device an event named since the last call. Main thread. */
+void vbd_reconcile_stale(struct daemon *d);
 /* A domain died: devices whose frontend is gone are torn down. */
 void vbd_domains_released(struct daemon *d);
 /* A worker found the ring with @cookie broken by its guest. */

@@ -166,6 +166,7 @@ cleanup() {
 # systems mounted at the absolute paths in SCRATCH_MOUNTS (unmounted after
 # the daemon stops).
 scratch_dir() {
+	[ -n "${WORK:-}" ] && return 0 # made already, with its cleanup
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/blkbackd-$T.XXXXXX") ||
 		hard_error "mktemp failed"
 	trap cleanup EXIT
