@@ -12,6 +12,8 @@
 #include "blkbackd/options.h"
 #include "libblk/budget.h"
 
+#define DAEMON_MAX_ROOTS 2
+
 struct worker;
 struct vbd;
 struct host_errors;
@@ -22,7 +24,13 @@ struct daemon {
 	char **argv;
 	struct xs_handle *xs;
 	unsigned int domid;
-	char be_root[64]; /* /local/domain/<domid>/backend/vbd */
+	/*
+	 * The backend directories served, as the serve setting says:
+	 * /local/domain/<domid>/backend/vbd and .../backend/vbd3. A device
+	 * knows its directory by index.
+	 */
+	char be_root[DAEMON_MAX_ROOTS][64];
+	unsigned int nr_roots;
 
 	struct blk_budget buffers; /* bounce pages, shared by the workers */
 	struct worker **workers;

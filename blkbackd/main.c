@@ -30,7 +30,9 @@
 
 /*
  * Linux's xen-blkback claims backend/vbd too; two backends answering one
- * device would corrupt it. BLKBACKD_SYSFS lets tests point at a fake tree.
+ * device would corrupt it. It never looks at backend/vbd3, so a daemon
+ * serving only that runs beside it. BLKBACKD_SYSFS lets tests point at a
+ * fake tree.
  */
 static int check_no_kernel_backend(void)
 {
@@ -46,7 +48,8 @@ static int check_no_kernel_backend(void)
 		"would serve the same devices. Unload it with 'modprobe -r "
 		"xen-blkback' and keep it from loading again with "
 		"'echo \"install xen-blkback /bin/false\" > "
-		"/etc/modprobe.d/blkbackd.conf'",
+		"/etc/modprobe.d/blkbackd.conf', or keep it for phy: disks "
+		"and serve backendtype=tap disks only (serve = vbd3)",
 		path);
 	return -EBUSY;
 }
@@ -131,6 +134,32 @@ static void stop_workers(struct daemon *d)
 	d->nr_workers = 0;
 }
 
+/* Watch each backend directory the serve setting names. */
+static int watch_roots(struct daemon *d)
+{
+	static const struct {
+		unsigned int bit;
+		const char *kind;
+	} kinds[] = { { SERVE_VBD, "vbd" }, { SERVE_VBD3, "vbd3" } };
+
+	d->nr_roots = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char *root = d->be_root[d->nr_roots];
+
+		if (!(d->opts.serve & kinds[i].bit))
+			continue;
+		snprintf(root, sizeof(d->be_root[0]),
+			 "/local/domain/%u/backend/%s", d->domid,
+			 kinds[i].kind);
+		if (!xs_watch(d->xs, root, VBD_TOKEN_BACKEND)) {
+			log_err("cannot watch %s: %m", root);
+			return -1;
+		}
+		d->nr_roots++;
+	}
+	return 0;
+}
+
 static int open_xenstore(struct daemon *d)
 {
 	d->xs = xs_open(0);
@@ -141,11 +170,10 @@ static int open_xenstore(struct daemon *d)
 	}
 	if (find_domid(d) < 0)
 		return -EINVAL;
-	snprintf(d->be_root, sizeof(d->be_root), "/local/domain/%u/backend/vbd",
-		 d->domid);
-	if (!xs_watch(d->xs, d->be_root, VBD_TOKEN_BACKEND) ||
-	    !xs_watch(d->xs, "@releaseDomain", VBD_TOKEN_RELEASE)) {
-		log_err("cannot watch %s: %m", d->be_root);
+	if (watch_roots(d) < 0)
+		return -errno;
+	if (!xs_watch(d->xs, "@releaseDomain", VBD_TOKEN_RELEASE)) {
+		log_err("cannot watch @releaseDomain: %m");
 		return -errno;
 	}
 	return 0;
@@ -349,7 +377,7 @@ static int run(struct daemon *d)
 {
 	int sig_fd, control_fd, ret;
 
-	if (check_no_kernel_backend() < 0)
+	if ((d->opts.serve & SERVE_VBD) && check_no_kernel_backend() < 0)
 		return -EBUSY;
 	sig_fd = block_signals();
 	if (sig_fd < 0) {
@@ -380,7 +408,8 @@ static int run(struct daemon *d)
 	/* Devices that exist already (a restart) are picked up here. */
 	drain_watches(d);
 	sd_notify(0, "READY=1");
-	log_info("serving %s", d->be_root);
+	for (unsigned int i = 0; i < d->nr_roots; i++)
+		log_info("serving %s", d->be_root[i]);
 
 	ret = main_loop(d, sig_fd, control_fd);
 	if (control_fd >= 0)

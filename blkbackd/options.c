@@ -30,6 +30,7 @@ enum option_id {
 	OPT_ID_WORKERS,
 	OPT_ID_CACHE,
 	OPT_ID_DOMID,
+	OPT_ID_SERVE,
 	OPT_ID_LOG_LEVEL,
 	OPT_ID_MAX_INDIRECT_SEGMENTS,
 	OPT_ID_MAX_RING_PAGE_ORDER,
@@ -62,6 +63,13 @@ static const struct opt_choice log_levels[] = {
 	{ "debug", LOG_DEBUG },	  { NULL, 0 },
 };
 
+static const struct opt_choice serve_kinds[] = {
+	{ "vbd", SERVE_VBD },
+	{ "vbd3", SERVE_VBD3 },
+	{ "both", SERVE_VBD | SERVE_VBD3 },
+	{ NULL, 0 },
+};
+
 static const struct opt_choice yes_no[] = {
 	{ "yes", 1 },
 	{ "no", 0 },
@@ -91,6 +99,13 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.metavar = "N", .help = "domain this backend runs in",
 		.min = 0, .max = DOMID_FIRST_RESERVED - 1, .def = -1,
 		.def_text = "from xenstore", FIELD(FIELD_INT, domid),
+	},
+	[OPT_ID_SERVE] = {
+		.name = "serve", .kind = OPT_CHOICE, .metavar = "KIND",
+		.help = "vbd: xl's file: and phy: disks; vbd3: its "
+			"backendtype=tap disks, beside xen-blkback; both",
+		.choices = serve_kinds, .def = SERVE_VBD,
+		FIELD(FIELD_UINT, serve),
 	},
 	[OPT_ID_LOG_LEVEL] = {
 		.name = "log-level", .short_name = 'l', .kind = OPT_CHOICE,

@@ -20,8 +20,13 @@
 
 #include "libblk/image.h"
 
+/* The backend directories a daemon serves (the serve setting). */
+#define SERVE_VBD 1u /* backend/vbd: xl's file: and phy: disks */
+#define SERVE_VBD3 2u /* backend/vbd3: xl's backendtype=tap disks */
+
 struct options {
 	unsigned int workers; /* 0: one per online CPU */
+	unsigned int serve; /* SERVE_* bits, at least one */
 	enum blk_cache_mode cache;
 	int domid; /* -1: ask xenstore */
 	int log_level;

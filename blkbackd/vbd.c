@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -56,16 +57,28 @@ struct vbd {
 	bool warned_deleted; /* vbd_check_images() said so already */
 	bool warned_shrunk;
 	bool stale; /* a watch event came: look again after this batch */
+	unsigned int root; /* its directory: d->be_root[root] */
 };
 
 /* ---- lookup ---- */
 
-static struct vbd *vbd_find(struct daemon *d, uint32_t domid, uint32_t devid)
+/* Any backend directory, for a device named by domain and number alone. */
+#define ANY_ROOT UINT_MAX
+
+static struct vbd *vbd_find(struct daemon *d, unsigned int root, uint32_t domid,
+			    uint32_t devid)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next)
-		if (v->fe_domid == domid && v->devid == devid)
+		if (v->fe_domid == domid && v->devid == devid &&
+		    (root == ANY_ROOT || v->root == root))
 			return v;
 	return NULL;
+}
+
+/* "vbd" or "vbd3": the last component of the device's directory's root. */
+static const char *root_kind(const struct daemon *d, unsigned int root)
+{
+	return strrchr(d->be_root[root], '/') + 1;
 }
 
 /* A queue's cookie is its device's with the queue number in the low byte. */
@@ -85,7 +98,8 @@ static struct vbd *vbd_by_cookie(struct daemon *d, uint64_t cookie)
 	return NULL;
 }
 
-static struct vbd *vbd_new(struct daemon *d, uint32_t domid, uint32_t devid)
+static struct vbd *vbd_new(struct daemon *d, unsigned int root, uint32_t domid,
+			   uint32_t devid)
 {
 	struct vbd *v = calloc(1, sizeof(*v));
 
@@ -96,10 +110,11 @@ static struct vbd *vbd_new(struct daemon *d, uint32_t domid, uint32_t devid)
 	v->devid = devid;
 	v->cookie = ++d->next_cookie << QUEUE_BITS;
 	v->image.fd = -1;
-	snprintf(v->name, sizeof(v->name), "vbd %" PRIu32 "/%" PRIu32, domid,
-		 devid);
-	snprintf(v->be, sizeof(v->be), "%s/%" PRIu32 "/%" PRIu32, d->be_root,
-		 domid, devid);
+	v->root = root;
+	snprintf(v->name, sizeof(v->name), "%s %" PRIu32 "/%" PRIu32,
+		 root_kind(d, root), domid, devid);
+	snprintf(v->be, sizeof(v->be), "%s/%" PRIu32 "/%" PRIu32,
+		 d->be_root[root], domid, devid);
 	v->next = d->vbds;
 	d->vbds = v;
 	d->nr_vbds++;
@@ -335,6 +350,16 @@ static const char *image_path(const char *params)
 	return params;
 }
 
+/*
+ * libxl writes backendtype=tap disks as "FORMAT:PATH", FORMAT "aio" for a
+ * raw image or "vhd"; blkbackd reads raw images only, and a VHD file read
+ * as raw would show the guest its container, not its disk.
+ */
+static bool is_vhd(const char *params)
+{
+	return strncmp(params, "vhd:", 4) == 0;
+}
+
 static int read_mode(struct vbd *v, bool *readonly)
 {
 	char *mode;
@@ -449,6 +474,16 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 			 "no params node: the toolstack must "
 			 "write the image path there");
 		return ret;
+	}
+	if (is_vhd(params)) {
+		snprintf(why, why_len,
+			 "%s is a VHD image; blkbackd serves raw images: "
+			 "convert it with 'qemu-img convert -O raw', or serve "
+			 "it from qemu-storage-daemon as an NBD export "
+			 "(docs/nbd.md)",
+			 params + 4);
+		free(params);
+		return -EINVAL;
 	}
 	path = image_path(params);
 	if (read_mode(v, &readonly) < 0) {
@@ -949,22 +984,23 @@ static int parse_id(const char *s, const char **end, uint32_t *out)
 }
 
 /* A device directory exists when its state node does. */
-static void vbd_device_seen(struct daemon *d, uint32_t domid, uint32_t devid)
+static void vbd_device_seen(struct daemon *d, unsigned int root, uint32_t domid,
+			    uint32_t devid)
 {
-	struct vbd *v = vbd_find(d, domid, devid);
+	struct vbd *v = vbd_find(d, root, domid, devid);
 
 	if (!v) {
 		char be[VBD_PATH_MAX];
 
-		snprintf(be, sizeof(be), "%s/%" PRIu32 "/%" PRIu32, d->be_root,
-			 domid, devid);
+		snprintf(be, sizeof(be), "%s/%" PRIu32 "/%" PRIu32,
+			 d->be_root[root], domid, devid);
 		if (xenbus_read_state(d->xs, be) == XenbusStateUnknown)
 			return;
-		v = vbd_new(d, domid, devid);
+		v = vbd_new(d, root, domid, devid);
 		if (!v) {
-			log_err("vbd %" PRIu32 "/%" PRIu32 ": out of memory, "
+			log_err("%s %" PRIu32 "/%" PRIu32 ": out of memory, "
 				"device ignored",
-				domid, devid);
+				root_kind(d, root), domid, devid);
 			return;
 		}
 		/* A device left behind by a domain that died meanwhile. */
@@ -984,10 +1020,11 @@ static char **list_dir(struct daemon *d, const char *path, unsigned int *n)
 }
 
 /*
- * Look at the device directories of domain @domid, and forget the devices
- * of that domain whose directory is gone.
+ * Look at the device directories of domain @domid under @root, and forget
+ * the devices of that domain there whose directory is gone.
  */
-static void vbd_rescan_domain(struct daemon *d, uint32_t domid)
+static void vbd_rescan_domain(struct daemon *d, unsigned int root,
+			      uint32_t domid)
 {
 	char path[VBD_PATH_MAX];
 	const char *end;
@@ -996,29 +1033,30 @@ static void vbd_rescan_domain(struct daemon *d, uint32_t domid)
 	char **devs;
 	struct vbd *v, *next;
 
-	snprintf(path, sizeof(path), "%s/%" PRIu32, d->be_root, domid);
+	snprintf(path, sizeof(path), "%s/%" PRIu32, d->be_root[root], domid);
 	devs = list_dir(d, path, &nv);
 	for (unsigned int j = 0; j < nv; j++)
 		if (!parse_id(devs[j], &end, &devid) && !*end)
-			vbd_device_seen(d, domid, devid);
+			vbd_device_seen(d, root, domid, devid);
 	free(devs);
 	for (v = d->vbds; v; v = next) {
 		next = v->next;
-		if (v->fe_domid == domid &&
+		if (v->root == root && v->fe_domid == domid &&
 		    xenbus_read_state(d->xs, v->be) == XenbusStateUnknown)
 			vbd_forget(v);
 	}
 }
 
 /*
- * Look at every domain's device directories, and at every device we know.
- * Only for a change of the root itself: a change below one domain rescans
- * that domain alone, so that plugging N devices costs N, not N^2, reads.
+ * Look at every domain's device directories under @root, and at every
+ * device we know there. Only for a change of the root itself: a change
+ * below one domain rescans that domain alone, so that plugging N devices
+ * costs N, not N^2, reads.
  */
-static void vbd_rescan(struct daemon *d)
+static void vbd_rescan(struct daemon *d, unsigned int root)
 {
 	unsigned int nd;
-	char **doms = list_dir(d, d->be_root, &nd);
+	char **doms = list_dir(d, d->be_root[root], &nd);
 	struct vbd *v, *next;
 
 	for (unsigned int i = 0; i < nd; i++) {
@@ -1026,12 +1064,13 @@ static void vbd_rescan(struct daemon *d)
 		uint32_t domid;
 
 		if (!parse_id(doms[i], &end, &domid) && !*end)
-			vbd_rescan_domain(d, domid);
+			vbd_rescan_domain(d, root, domid);
 	}
 	free(doms);
 	for (v = d->vbds; v; v = next) {
 		next = v->next;
-		if (xenbus_read_state(d->xs, v->be) == XenbusStateUnknown)
+		if (v->root == root &&
+		    xenbus_read_state(d->xs, v->be) == XenbusStateUnknown)
 			vbd_forget(v);
 	}
 }
@@ -1081,27 +1120,46 @@ static bool vbd_inert_node(const char *node)
 	return false;
 }
 
+/*
+ * Which served directory @path is in or is, and the rest of it after the
+ * root in @rest; -1 for none. ".../backend/vbd" is a prefix of
+ * ".../backend/vbd3" as text, not as a path.
+ */
+static int root_of(const struct daemon *d, const char *path, const char **rest)
+{
+	for (unsigned int i = 0; i < d->nr_roots; i++) {
+		size_t n = strlen(d->be_root[i]);
+
+		if (strncmp(path, d->be_root[i], n) == 0 &&
+		    (path[n] == '/' || path[n] == '\0')) {
+			*rest = path + n;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 void vbd_backend_changed(struct daemon *d, const char *path)
 {
-	size_t n = strlen(d->be_root);
-	const char *p = path + n, *end;
+	const char *p, *end;
 	uint32_t domid, devid;
+	int root = root_of(d, path, &p);
 
-	if (strncmp(path, d->be_root, n) != 0)
+	if (root < 0)
 		return;
 	if (p[0] == '/' && parse_id(p + 1, &end, &domid) == 0) {
 		if (end[0] == '/' && parse_id(end + 1, &end, &devid) == 0) {
 			if (end[0] == '/' && vbd_inert_node(end + 1) &&
-			    vbd_find(d, domid, devid))
+			    vbd_find(d, (unsigned int)root, domid, devid))
 				return;
-			vbd_device_seen(d, domid, devid);
+			vbd_device_seen(d, (unsigned int)root, domid, devid);
 		} else if (end[0] == '\0') {
-			vbd_rescan_domain(d, domid);
+			vbd_rescan_domain(d, (unsigned int)root, domid);
 		}
 		return;
 	}
 	/* The root itself changed. */
-	vbd_rescan(d);
+	vbd_rescan(d, (unsigned int)root);
 }
 
 void vbd_frontend_changed(struct daemon *d, const char *path)
@@ -1188,7 +1246,7 @@ void vbd_resize_all(struct daemon *d)
 
 int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid)
 {
-	struct vbd *v = vbd_find(d, domid, devid);
+	struct vbd *v = vbd_find(d, ANY_ROOT, domid, devid);
 
 	if (!v)
 		return -ENOENT;

@@ -39,6 +39,7 @@ EXTRA_DIST += tests/check-config.sh
 # Integration tests: the real daemon against xensim (tests/lib.sh).
 INTEGRATION_TESTS = \
 	tests/vbd-devid.sh \
+	tests/vbd-vbd3.sh \
 	tests/vbd-xenstore-traffic.sh \
 	tests/vbd-connect.sh \
 	tests/vbd-data.sh \

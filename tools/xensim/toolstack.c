@@ -230,9 +230,11 @@ int toolstack_domain_destroy(struct xs_handle *xs, const char *simdir,
 	snprintf(path, sizeof(path), "/local/domain/%u", domid);
 	if (!xs_rm(xs, XBT_NULL, path) && errno != ENOENT && !first)
 		first = xs_errno();
-	if (remove_backends) {
-		snprintf(path, sizeof(path), "/local/domain/0/backend/vbd/%u",
-			 domid);
+	for (unsigned int i = 0; remove_backends && i < 2; i++) {
+		static const char *const kinds[] = { "vbd", "vbd3" };
+
+		snprintf(path, sizeof(path), "/local/domain/0/backend/%s/%u",
+			 kinds[i], domid);
 		if (!xs_rm(xs, XBT_NULL, path) && errno != ENOENT && !first)
 			first = xs_errno();
 	}
@@ -242,7 +244,8 @@ int toolstack_domain_destroy(struct xs_handle *xs, const char *simdir,
 struct disk_paths {
 	const struct toolstack_disk *disk;
 	uint32_t devid;
-	char be[256]; /* /local/domain/B/backend/vbd/D/N */
+	const char *kind; /* the backend's directory: "vbd" or "vbd3" */
+	char be[256]; /* /local/domain/B/backend/KIND/D/N */
 	char fe[256]; /* /local/domain/D/device/vbd/N */
 };
 
@@ -254,8 +257,9 @@ static int disk_paths_init(struct disk_paths *p,
 	if (ret < 0)
 		return ret;
 	p->disk = disk;
-	snprintf(p->be, sizeof(p->be), "/local/domain/%u/backend/vbd/%u/%u",
-		 disk->backend_domid, disk->domid, p->devid);
+	p->kind = disk->tap ? "vbd3" : "vbd";
+	snprintf(p->be, sizeof(p->be), "/local/domain/%u/backend/%s/%u/%u",
+		 disk->backend_domid, p->kind, disk->domid, p->devid);
 	snprintf(p->fe, sizeof(p->fe), "/local/domain/%u/device/vbd/%u",
 		 disk->domid, p->devid);
 	return 0;
@@ -312,11 +316,19 @@ static int write_backend_keys(struct xs_handle *xs, xs_transaction_t t,
 
 	ret = ret ?: write_key(xs, t, be, "frontend", "%s", p->fe);
 	ret = ret ?: write_key(xs, t, be, "frontend-id", "%u", d->domid);
-	ret = ret ?: write_key(xs, t, be, "params", "%s", d->target);
+	if (d->tap)
+		ret = ret
+			      ?: write_key(xs, t, be, "params", "%s:%s",
+					   d->format ? d->format : "aio",
+					   d->target);
+	else
+		ret = ret ?: write_key(xs, t, be, "params", "%s", d->target);
 	ret = ret
 		      ?: write_key(xs, t, be, "mode", "%s",
 				   d->readonly ? "r" : "w");
-	ret = ret ?: write_key(xs, t, be, "type", "phy");
+	ret = ret
+		      ?: write_key(xs, t, be, "type", "%s",
+				   d->tap ? "vbd3" : "phy");
 	if (d->script)
 		ret = ret ?: write_key(xs, t, be, "script", "%s", d->script);
 	ret = ret ?: write_key(xs, t, be, "online", "1");
@@ -383,7 +395,7 @@ static int run_hotplug_script(struct xs_handle *xs, const struct disk_paths *p,
 	int status;
 	pid_t pid;
 
-	snprintf(xenbus_path, sizeof(xenbus_path), "backend/vbd/%u/%u",
+	snprintf(xenbus_path, sizeof(xenbus_path), "backend/%s/%u/%u", p->kind,
 		 p->disk->domid, p->devid);
 	if (access(script, X_OK) < 0) {
 		int e = errno;
@@ -396,7 +408,7 @@ static int run_hotplug_script(struct xs_handle *xs, const struct disk_paths *p,
 		return -errno;
 	if (pid == 0) {
 		setenv("XENBUS_PATH", xenbus_path, 1);
-		setenv("XENBUS_TYPE", "vbd", 1);
+		setenv("XENBUS_TYPE", p->kind, 1);
 		setenv("XENBUS_BASE_PATH", "backend", 1);
 		execl(script, script, action, (char *)NULL);
 		_exit(127);

@@ -2,7 +2,8 @@
 /*
  * The simulated toolstack: what libxl 4.17 does to create and destroy a
  * domain and to plug and unplug a `vbd` disk whose backend is served by a
- * userspace daemon (`script=blkbackd`). It writes the same xenstore keys,
+ * userspace daemon (`script=blkbackd`), or a `vbd3` one as libxl 4.19 and
+ * later plug a `backendtype=tap` disk. It writes the same xenstore keys,
  * with the same permissions and in the same order, and waits with the same
  * 10 s deadlines, so the daemon under test sees what it would see under xl.
  */
@@ -63,6 +64,14 @@ struct toolstack_disk {
 	const char *device_type; /* "disk" (NULL) or "cdrom" */
 	/* discard-enable=0 even when writable (zero: libxl's default). */
 	bool no_discard;
+	/*
+	 * backendtype=tap, as libxl 4.19 and later write it: the backend
+	 * under backend/vbd3 with type "vbd3" and params "FORMAT:TARGET",
+	 * the script run with XENBUS_TYPE=vbd3. @format is "aio" (raw,
+	 * NULL) or "vhd", libxl's names for the two formats it allows.
+	 */
+	bool tap;
+	const char *format;
 };
 
 /* Failure details for the CLI's message, filled on error. */

@@ -24,7 +24,9 @@ static void usage(FILE *f)
 		"0|1]\n"
 		"                [--backend-domid N] [--script PATH | "
 		"--no-script]\n"
-		"                [--script-delay-ms MS]\n"
+		"                [--script-delay-ms MS] [--backendtype "
+		"phy|tap]\n"
+		"                [--format aio|vhd]\n"
 		"       xensim-toolstack detach DOMID VDEV [--backend-domid "
 		"N]\n"
 		"                [--script PATH | --no-script] [--keep-nodes]\n"
@@ -56,6 +58,8 @@ struct options {
 	const char *device_type;
 	bool no_discard;
 	uint32_t script_delay_ms;
+	bool tap;
+	const char *format;
 };
 
 enum {
@@ -69,6 +73,8 @@ enum {
 	OPT_DEVICE_TYPE,
 	OPT_DISCARD,
 	OPT_SCRIPT_DELAY,
+	OPT_BACKENDTYPE,
+	OPT_FORMAT,
 };
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -85,6 +91,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "discard-enable", required_argument, NULL, OPT_DISCARD },
 		{ "script-delay-ms", required_argument, NULL,
 		  OPT_SCRIPT_DELAY },
+		{ "backendtype", required_argument, NULL, OPT_BACKENDTYPE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -132,6 +140,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 			    o->script_delay_ms > 60000)
 				return -EINVAL;
 			break;
+		case OPT_BACKENDTYPE:
+			if (strcmp(optarg, "phy") && strcmp(optarg, "tap"))
+				return -EINVAL;
+			o->tap = optarg[0] == 't';
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "aio") && strcmp(optarg, "vhd"))
+				return -EINVAL;
+			o->format = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -175,7 +193,9 @@ static int run_command(struct xs_handle *xs, const char *simdir,
 				       .script = hotplug_script(o),
 				       .device_type = o->device_type,
 				       .no_discard = o->no_discard,
-				       .script_delay_ms = o->script_delay_ms };
+				       .script_delay_ms = o->script_delay_ms,
+				       .tap = o->tap,
+				       .format = o->format };
 	uint32_t domid;
 	int ret;
 
