@@ -25,6 +25,16 @@ tests_test_pgrant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
 tests_test_pgrant_LDADD = libblk/libblk.la tools/xensim/libxengnttab.la \
 	tools/xensim/libxensim.la
 
+# The engine's pass loop, against the simulator's grant table and event
+# channels.
+TESTS += tests/test-engine
+check_PROGRAMS += tests/test-engine
+tests_test_engine_SOURCES = tests/test-engine.c tests/check.h
+tests_test_engine_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS) \
+	$(XENEVTCHN_CFLAGS)
+tests_test_engine_LDADD = libblk/libblk.la tools/xensim/libxengnttab.la \
+	tools/xensim/libxenevtchn.la tools/xensim/libxensim.la
+
 # The option table and blkbackd.conf, through options_parse().
 TESTS += tests/test-options
 check_PROGRAMS += tests/test-options

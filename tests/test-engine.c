@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's pass loop (blk_engine_run() and what it calls), driven in
+ * one thread against xensim's grant table and event channels through the
+ * simulator's fake libxengnttab and libxenevtchn, with guests written
+ * here over their own simulated memory and a file image served by the
+ * real file backend. Each test checks a promise of libblk/engine.h or of
+ * the pass in libblk/engine.c that the shell tests see only as a whole:
+ *
+ *  - a ring with a deep queue takes a bounded share of a pass: another
+ *    ring's request reaches the backend before the deep ring's last, and
+ *    the deep ring is finished in later passes without a new event;
+ *  - each pass starts one ring further down the list;
+ *  - requests parked for bounce pages resume in ring order, none of the
+ *    later ones overtaking them;
+ *  - a ring whose indexes are impossible is reported broken, and the
+ *    other rings of the pass are served as if nothing happened;
+ *  - the responses of a pass are all published by its end, and each ring
+ *    is notified once, and only when its guest asked (rsp_event);
+ *  - busy-polling spins for at most the window it was given.
+ *
+ * Every blk_engine_run() here has work waiting (an event, a completion
+ * or a ring left on its budget): one without would sleep, and an alarm
+ * turns a pass that never returns into a failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libblk/backend.h"
+#include "libblk/engine.h"
+#include "tests/check.h"
+#include "tools/xensim/xensim.h"
+
+#define IMAGE_BYTES (16u << 20)
+#define SECTORS_PER_PAGE 8u
+/* Requests sit this far apart on the image, so that none merge. */
+#define REQUEST_STRIDE 128u
+#define MAX_LOG 1024u
+#define MAX_IDS 256u
+
+static const char *dir;
+static int image_fd;
+static unsigned int pass; /* the blk_engine_run() call under way */
+
+/* What reached a backend, in order: whose, which sector, in which pass. */
+struct submission {
+	const struct guest *g;
+	uint64_t sector;
+	unsigned int pass;
+};
+
+static struct submission sub_log[MAX_LOG];
+static unsigned int nr_subs;
+
+/* One simulated guest with one ring, and the engine's side of it. */
+struct guest {
+	uint32_t domid;
+	struct xensim_domain *dom;
+	blkif_x86_64_front_ring_t ring;
+	unsigned int order;
+	uint32_t ring_refs[BLK_MAX_RING_PAGES];
+	uint32_t data_ref; /* one page, the buffer of every request */
+	int port;
+
+	struct blk_conn *conn;
+	struct blk_backend *backend;
+	int broken_err; /* from conn_broken(), 0 until then */
+	bool closed; /* conn_closed() came */
+
+	/* Responses taken off the ring, in ring order. */
+	uint64_t rsp_id[MAX_IDS];
+	int16_t rsp_status[MAX_IDS];
+	unsigned int nr_rsps;
+};
+
+/* ---- a backend that logs each I/O and hands it to the file backend ---- */
+
+struct logging_backend {
+	struct blk_backend base;
+	struct blk_backend *file;
+	const struct guest *g;
+};
+
+static int logging_submit(struct blk_backend *b,
+			  const struct blk_backend_io *io, void *cookie)
+{
+	struct logging_backend *lb = (struct logging_backend *)b;
+
+	REQUIRE(nr_subs < MAX_LOG);
+	sub_log[nr_subs++] = (struct submission){ .g = lb->g,
+						  .sector = io->offset / 512,
+						  .pass = pass };
+	lb->file->e = b->e;
+	return lb->file->ops->submit(lb->file, io, cookie);
+}
+
+static void logging_destroy(struct blk_backend *b)
+{
+	struct logging_backend *lb = (struct logging_backend *)b;
+
+	blk_backend_destroy(lb->file);
+	free(lb);
+}
+
+static const struct blk_backend_ops logging_ops = {
+	.submit = logging_submit,
+	.destroy = logging_destroy,
+};
+
+static struct blk_backend *logging_backend_new(const struct guest *g)
+{
+	struct logging_backend *lb = aligned_alloc(16, sizeof(*lb));
+
+	REQUIRE(lb != NULL);
+	*lb = (struct logging_backend){ .base.ops = &logging_ops, .g = g };
+	REQUIRE_EQ(blk_backend_file_new(image_fd, &lb->file), 0);
+	return &lb->base;
+}
+
+/* ---- the engine's callbacks ---- */
+
+static uint64_t fd_ready_tag; /* the last fd_ready() */
+
+static void on_fd_ready(void *arg, uint64_t tag)
+{
+	fd_ready_tag = tag;
+}
+
+static void on_conn_broken(void *arg, void *owner, int err)
+{
+	((struct guest *)owner)->broken_err = err;
+}
+
+static void on_conn_closed(void *arg, void *owner)
+{
+	((struct guest *)owner)->closed = true;
+}
+
+static const struct blk_engine_ops ops = {
+	.fd_ready = on_fd_ready,
+	.conn_broken = on_conn_broken,
+	.conn_closed = on_conn_closed,
+};
+
+static void run_pass(struct blk_engine *e)
+{
+	pass++;
+	REQUIRE_EQ(blk_engine_run(e), 0);
+}
+
+/* ---- guests ---- */
+
+/* Domain @domid with a ring of 2^@order pages, connected to @e. */
+static void guest_start(struct blk_engine *e, struct guest *g, uint32_t domid,
+			unsigned int order)
+{
+	unsigned int pages = 1u << order;
+	size_t bytes = (size_t)pages * XENSIM_PAGE_SIZE;
+	struct blkif_x86_64_sring *s;
+	struct blk_conn_params p;
+	int ref;
+
+	*g = (struct guest){ .domid = domid, .order = order };
+	REQUIRE_EQ(xensim_domain_create(dir, domid, pages + 1), 0);
+	REQUIRE_EQ(xensim_domain_open(dir, domid, &g->dom), 0);
+	s = xensim_domain_page(g->dom, 0);
+	SHARED_RING_INIT(s);
+	FRONT_RING_INIT(&g->ring, s, bytes);
+	for (unsigned int i = 0; i < pages; i++) {
+		ref = xensim_grant_access(g->dom, 0, i, false);
+		REQUIRE(ref > 0);
+		g->ring_refs[i] = (uint32_t)ref;
+	}
+	ref = xensim_grant_access(g->dom, 0, pages, false);
+	REQUIRE(ref > 0);
+	g->data_ref = (uint32_t)ref;
+	g->port = xensim_evtchn_alloc_unbound(g->dom, 0);
+	REQUIRE(g->port > 0);
+
+	g->backend = logging_backend_new(g);
+	p = (struct blk_conn_params){
+		.domid = domid,
+		.ring_order = order,
+		.remote_port = (uint32_t)g->port,
+		.abi = BLKIF_ABI_X86_64,
+		.backend = g->backend,
+		.limits = { .sectors = IMAGE_BYTES / 512, .sector_size = 512 },
+		.owner = g,
+	};
+	memcpy(p.ring_refs, g->ring_refs, sizeof(p.ring_refs));
+	REQUIRE_EQ(blk_engine_connect(e, &p, &g->conn), 0);
+}
+
+static unsigned int ring_slots(const struct guest *g)
+{
+	return RING_SIZE(&g->ring);
+}
+
+/* Queue a read of @nr_segs pages at request @id's own place on the image. */
+static void queue_read(struct guest *g, uint64_t id, unsigned int nr_segs)
+{
+	union blkif_x86_64_slot *slot =
+		RING_GET_REQUEST(&g->ring, g->ring.req_prod_pvt);
+
+	slot->rw = (struct blkif_x86_64_request){
+		.operation = BLKIF_OP_READ,
+		.nr_segments = (uint8_t)nr_segs,
+		.id = id,
+		.sector_number = id * REQUEST_STRIDE,
+	};
+	for (unsigned int i = 0; i < nr_segs; i++)
+		slot->rw.seg[i] = (struct blkif_request_segment){
+			.gref = g->data_ref,
+			.last_sect = SECTORS_PER_PAGE - 1,
+		};
+	g->ring.req_prod_pvt++;
+}
+
+/* Publish the queued requests and send an event, asked for or not. */
+static void push_and_notify(struct guest *g)
+{
+	RING_PUSH_REQUESTS(&g->ring);
+	REQUIRE_EQ(xensim_evtchn_notify(g->dom, (uint32_t)g->port), 0);
+}
+
+/* Requests @first.. @first+@n-1, one page each, pushed and notified. */
+static void queue_reads(struct guest *g, uint64_t first, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		queue_read(g, first + i, 1);
+	push_and_notify(g);
+}
+
+/* Did the engine send this guest an event since the last look? */
+static bool took_event(struct guest *g)
+{
+	int port = xensim_evtchn_pending(g->dom);
+
+	if (port < 0)
+		return false;
+	REQUIRE_EQ(port, g->port);
+	REQUIRE_EQ(xensim_evtchn_unmask(g->dom, (uint32_t)port), 0);
+	return true;
+}
+
+/* The guest's view of how many responses the backend has published. */
+static unsigned int published(const struct guest *g)
+{
+	return g->ring.sring->rsp_prod;
+}
+
+/*
+ * Take every published response without asking for another event (as a
+ * guest that is not done with its ring yet).
+ */
+static void take_responses(struct guest *g)
+{
+	RING_IDX prod = g->ring.sring->rsp_prod;
+
+	for (; g->ring.rsp_cons != prod; g->ring.rsp_cons++) {
+		const struct blkif_x86_64_response *r =
+			RING_GET_RESPONSE(&g->ring, g->ring.rsp_cons);
+
+		REQUIRE(g->nr_rsps < MAX_IDS);
+		g->rsp_id[g->nr_rsps] = r->id;
+		g->rsp_status[g->nr_rsps++] = r->status;
+	}
+}
+
+/* Take the responses and ask for an event at the next one. */
+static void take_responses_and_rearm(struct guest *g)
+{
+	int more;
+
+	take_responses(g);
+	RING_FINAL_CHECK_FOR_RESPONSES(&g->ring, more);
+	REQUIRE(!more);
+}
+
+/* Run passes until @g has @n responses published (at most 50 passes). */
+static void run_until_published(struct blk_engine *e, struct guest *g,
+				unsigned int n)
+{
+	for (unsigned int i = 0; i < 50 && published(g) < n; i++)
+		run_pass(e);
+	REQUIRE_EQ(published(g), n);
+}
+
+/* Every response taken so far is OKAY, for ids 0..n-1 in ring order. */
+static void check_answers_in_order(const struct guest *g, unsigned int n)
+{
+	CHECK_EQ(g->nr_rsps, n);
+	for (unsigned int i = 0; i < g->nr_rsps && i < n; i++) {
+		CHECK_EQ(g->rsp_id[i], i);
+		CHECK_EQ(g->rsp_status[i], BLKIF_RSP_OKAY);
+	}
+}
+
+static void guest_stop(struct blk_engine *e, struct guest *g)
+{
+	if (!g->closed)
+		blk_engine_disconnect(e, g->conn, BLK_DISCONNECT_CLOSE);
+	REQUIRE(g->closed);
+	blk_backend_destroy(g->backend);
+	xensim_domain_close(g->dom);
+	REQUIRE_EQ(xensim_domain_destroy(dir, g->domid), 0);
+}
+
+/* Where @g's first and last submissions are in the log (-1: none). */
+static void log_span(const struct guest *g, int *first, int *last)
+{
+	*first = *last = -1;
+	for (unsigned int i = 0; i < nr_subs; i++) {
+		if (sub_log[i].g != g)
+			continue;
+		if (*first < 0)
+			*first = (int)i;
+		*last = (int)i;
+	}
+}
+
+static void clear_log(void)
+{
+	nr_subs = 0;
+}
+
+/* ---- the tests ---- */
+
+/*
+ * A deep queue (a 4-page ring, full) and a single request on another ring,
+ * both notified before the pass: the single request reaches the backend
+ * before the deep ring's last one, and the deep ring is finished in later
+ * passes with no new event (the engine comes back by itself).
+ */
+static void test_deep_queue_shares_the_pass(struct blk_engine *e)
+{
+	struct guest deep, one;
+	int deep_first, deep_last, one_first, unused;
+	unsigned int depth;
+
+	guest_start(e, &one, 11, 0);
+	/* Connected last: first in the engine's list, served first. */
+	guest_start(e, &deep, 12, 2);
+	depth = ring_slots(&deep);
+	REQUIRE(depth > 64);
+	queue_reads(&deep, 0, depth);
+	queue_reads(&one, 0, 1);
+	clear_log();
+
+	run_pass(e);
+	log_span(&deep, &deep_first, &unused);
+	log_span(&one, &one_first, &unused);
+	REQUIRE(deep_first >= 0);
+	CHECK(one_first >= 0); /* in the same pass */
+	/* And not only in the same pass: ahead of the deep ring's last. */
+	CHECK(deep_first < one_first);
+
+	run_until_published(e, &deep, depth);
+	log_span(&deep, &unused, &deep_last);
+	CHECK(one_first < deep_last);
+	CHECK(sub_log[deep_last].pass > sub_log[one_first].pass);
+	take_responses(&deep);
+	check_answers_in_order(&deep, depth);
+	run_until_published(e, &one, 1);
+	take_responses(&one);
+	check_answers_in_order(&one, 1);
+	guest_stop(e, &deep);
+	guest_stop(e, &one);
+}
+
+/*
+ * Two deep rings: the ring served first in one pass is not served first
+ * in the next.
+ */
+static void test_passes_rotate(struct blk_engine *e)
+{
+	struct guest a, b;
+	unsigned int depth, first_pass;
+	const struct guest *leader[2];
+
+	guest_start(e, &a, 21, 2);
+	guest_start(e, &b, 22, 2);
+	depth = ring_slots(&a);
+	queue_reads(&a, 0, depth);
+	queue_reads(&b, 0, depth);
+	clear_log();
+
+	run_pass(e);
+	first_pass = pass;
+	run_pass(e);
+	REQUIRE(nr_subs > 0);
+	leader[0] = sub_log[0].g;
+	leader[1] = NULL;
+	for (unsigned int i = 0; i < nr_subs; i++) {
+		if (sub_log[i].pass == first_pass + 1) {
+			leader[1] = sub_log[i].g;
+			break;
+		}
+	}
+	REQUIRE(leader[1] != NULL);
+	CHECK(leader[0] != leader[1]);
+
+	run_until_published(e, &a, depth);
+	run_until_published(e, &b, depth);
+	take_responses(&a);
+	take_responses(&b);
+	check_answers_in_order(&a, depth);
+	check_answers_in_order(&b, depth);
+	guest_stop(e, &a);
+	guest_stop(e, &b);
+}
+
+/*
+ * With 12 bounce pages per ring: an 11-page read takes 11, the next
+ * 11-page read must wait, and the 1-page read after it, which would fit,
+ * waits behind it. All three reach the backend in ring order.
+ */
+static void test_parked_resume_in_order(struct blk_engine *e)
+{
+	struct blk_memory_limits small = { .max_pgrants = 16,
+					   .max_bounce_pages = 12 };
+	struct blk_memory_limits dflt = {
+		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
+		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES
+	};
+	struct blk_stats st;
+	struct guest g;
+
+	blk_engine_set_memory(e, &small);
+	guest_start(e, &g, 31, 0);
+	blk_engine_set_memory(e, &dflt);
+	queue_read(&g, 0, BLKIF_MAX_SEGMENTS_PER_REQUEST);
+	queue_read(&g, 1, BLKIF_MAX_SEGMENTS_PER_REQUEST);
+	queue_read(&g, 2, 1);
+	push_and_notify(&g);
+	clear_log();
+
+	run_until_published(e, &g, 3);
+	blk_engine_conn_stats(g.conn, &st);
+	CHECK(st.parked_no_buffers >= 1); /* or this proves nothing */
+	REQUIRE_EQ(nr_subs, 3);
+	for (unsigned int i = 0; i < 3; i++)
+		CHECK_EQ(sub_log[i].sector, i * REQUEST_STRIDE);
+	CHECK(sub_log[1].pass > sub_log[0].pass); /* it did wait */
+	take_responses(&g);
+	check_answers_in_order(&g, 3);
+	guest_stop(e, &g);
+}
+
+/*
+ * A guest publishes more requests than its ring holds: the engine calls
+ * conn_broken() for it and serves the other ring in the same pass; the
+ * broken ring is never answered, and once disconnected the other ring
+ * goes on.
+ */
+static void test_broken_ring_alone_is_dropped(struct blk_engine *e)
+{
+	struct guest good, bad;
+	unsigned int pass_broken;
+	int first, last;
+
+	guest_start(e, &good, 41, 0);
+	guest_start(e, &bad, 42, 0); /* served first */
+	bad.ring.sring->req_prod = ring_slots(&bad) + 5;
+	REQUIRE_EQ(xensim_evtchn_notify(bad.dom, (uint32_t)bad.port), 0);
+	queue_reads(&good, 0, 1);
+	clear_log();
+
+	run_pass(e);
+	pass_broken = pass;
+	CHECK_EQ(bad.broken_err, -EPROTO);
+	log_span(&good, &first, &last);
+	REQUIRE(first >= 0);
+	CHECK_EQ(sub_log[first].pass, pass_broken);
+	log_span(&bad, &first, &last);
+	CHECK_EQ(first, -1);
+
+	/* The owner disconnects it, as the daemon does. */
+	blk_engine_disconnect(e, bad.conn, BLK_DISCONNECT_CLOSE);
+	queue_reads(&good, 1, 1);
+	run_until_published(e, &good, 2);
+	CHECK(bad.closed);
+	CHECK_EQ(published(&bad), 0);
+	take_responses(&good);
+	check_answers_in_order(&good, 2);
+	guest_stop(e, &good);
+	guest_stop(e, &bad);
+}
+
+/*
+ * The responses of a pass are published by its end, and each ring with
+ * new responses is notified in that pass, once, and only if its guest
+ * asked (rsp_event past its last look).
+ */
+static void test_notified_once_when_asked(struct blk_engine *e)
+{
+	struct guest a, b;
+
+	guest_start(e, &a, 51, 0);
+	guest_start(e, &b, 52, 0);
+	queue_reads(&a, 0, 8);
+	queue_reads(&b, 0, 8);
+	run_pass(e); /* consumed and submitted; nothing answered yet */
+	CHECK_EQ(published(&a), 0);
+	CHECK(!took_event(&a));
+	CHECK(!took_event(&b));
+
+	/* Both guests asked for an event at their first response. */
+	run_until_published(e, &a, 8);
+	run_until_published(e, &b, 8);
+	CHECK(took_event(&a));
+	CHECK(took_event(&b));
+
+	/* a looks without asking again, b asks: only b hears of the next. */
+	take_responses(&a);
+	take_responses_and_rearm(&b);
+	queue_reads(&a, 8, 8);
+	queue_reads(&b, 8, 8);
+	run_until_published(e, &a, 16);
+	run_until_published(e, &b, 16);
+	CHECK(!took_event(&a));
+	CHECK(took_event(&b));
+	take_responses(&a);
+	take_responses(&b);
+	check_answers_in_order(&a, 16);
+	check_answers_in_order(&b, 16);
+	guest_stop(e, &a);
+	guest_stop(e, &b);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * With polling on and nothing to do, a pass spins for at most its window
+ * and then sleeps: a watched timer firing 300 ms later ends the pass,
+ * which has used the CPU for a few milliseconds, not for 300.
+ */
+static void test_poll_window_bounded(struct blk_engine *e)
+{
+	struct itimerspec in_300ms = { .it_value.tv_nsec = 300000000 };
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	uint64_t cpu, wall;
+
+	REQUIRE(tfd >= 0);
+	blk_engine_set_poll(e, 5000); /* 5 ms */
+	REQUIRE_EQ(blk_engine_watch_fd(e, tfd, 77), 0);
+	REQUIRE_EQ(timerfd_settime(tfd, 0, &in_300ms, NULL), 0);
+	fd_ready_tag = 0;
+	cpu = thread_cpu_ns();
+	wall = wall_ns();
+	run_pass(e);
+	cpu = thread_cpu_ns() - cpu;
+	wall = wall_ns() - wall;
+	CHECK_EQ(fd_ready_tag, 77);
+	CHECK(wall >= 250000000u);
+	/* 5 ms of spinning, and room for a slow host's system calls. */
+	if (cpu >= 60000000u)
+		fprintf(stderr, "the pass spun for %llu ms of CPU\n",
+			(unsigned long long)(cpu / 1000000));
+	CHECK(cpu < 60000000u);
+	blk_engine_set_poll(e, 0);
+	close(tfd);
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "test-engine: FAIL: a pass never returned "
+				  "(it slept with work left undone)\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static int make_image(void)
+{
+	char path[300];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/image", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	REQUIRE(fd >= 0);
+	REQUIRE_EQ(ftruncate(fd, IMAGE_BYTES), 0);
+	return fd;
+}
+
+int main(void)
+{
+	struct blk_engine *e;
+	int ret;
+
+	/* A pass that never returns fails the test (it takes 0.3 s). */
+	signal(SIGALRM, on_alarm);
+	alarm(30);
+	dir = check_make_dir("test-engine");
+	setenv("XENSIM_DIR", dir, 1);
+	unsetenv("XENSIM_DOMID");
+	REQUIRE_EQ(xensim_host_init(dir), 0);
+	image_fd = make_image();
+
+	ret = blk_engine_create(&e, &ops, NULL);
+	if (ret == -ENOSYS || ret == -EPERM) {
+		printf("test-engine: no io_uring here (%s): skipped\n",
+		       strerror(-ret));
+		return 77;
+	}
+	REQUIRE_EQ(ret, 0);
+
+	test_deep_queue_shares_the_pass(e);
+	test_passes_rotate(e);
+	test_parked_resume_in_order(e);
+	test_broken_ring_alone_is_dropped(e);
+	test_notified_once_when_asked(e);
+	test_poll_window_bounded(e);
+
+	CHECK_EQ(blk_engine_nr_conns(e), 0);
+	blk_engine_destroy(e);
+	close(image_fd);
+	return check_done("test-engine");
+}
