@@ -22,7 +22,6 @@
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
 #include "libblk/image.h"
-#include "libblk/parse.h"
 #include "libblk/xenbus.h"
 
 #define VBD_PATH_MAX 192
@@ -43,6 +42,7 @@ struct vbd {
 	bool image_open;
 	bool cdrom;
 	bool removable;
+	bool discard_enable; /* the toolstack's discard-enable */
 	struct blk_backend_features features; /* as published at InitWait */
 	uint32_t sector_size; /* as published at Connected */
 	/* The worker serving each queue's ring; nr_queues is 0 when idle. */
@@ -279,18 +279,6 @@ static void vbd_fail(struct vbd *v, const char *fmt, ...)
 
 /* ---- the hotplug script ---- */
 
-static bool vbd_has_script(struct vbd *v)
-{
-	char *script;
-	bool has;
-
-	if (xenbus_read_str(v->d->xs, v->be, "script", &script) < 0)
-		return false;
-	has = script[0] != '\0';
-	free(script);
-	return has;
-}
-
 /*
  * libxl runs the script named by the backend's `script` node once the
  * backend is in InitWait, and in the domain that waits for the device only
@@ -299,14 +287,8 @@ static bool vbd_has_script(struct vbd *v)
  */
 static bool vbd_script_reports_to_xl(struct vbd *v)
 {
-	return v->d->domid == 0 && vbd_has_script(v);
+	return v->d->domid == 0 && blk_xenbus_has_script(v->d->xs, v->be);
 }
-
-enum hotplug_state {
-	HOTPLUG_PENDING, /* the script has not reported yet */
-	HOTPLUG_CONNECTED, /* it reported success, or there is none */
-	HOTPLUG_FAILED, /* it reported an error */
-};
 
 /*
  * Where the hotplug script stands. libxl and Xen's scripts count on a
@@ -315,83 +297,12 @@ enum hotplug_state {
  * a device with a script waits for it. The backend watch covers the node,
  * so the write itself wakes the device up.
  */
-static enum hotplug_state vbd_hotplug_state(struct vbd *v)
+static enum blk_hotplug_state vbd_hotplug_state(struct vbd *v)
 {
-	enum hotplug_state st;
-	char *status;
-
-	if (!vbd_has_script(v))
-		return HOTPLUG_CONNECTED;
-	if (xenbus_read_str(v->d->xs, v->be, "hotplug-status", &status) < 0)
-		return HOTPLUG_PENDING;
-	if (strcmp(status, "connected") == 0)
-		st = HOTPLUG_CONNECTED;
-	else if (strcmp(status, "error") == 0)
-		st = HOTPLUG_FAILED;
-	else
-		st = HOTPLUG_PENDING;
-	free(status);
-	return st;
+	return blk_xenbus_hotplug_state(v->d->xs, v->be);
 }
 
 /* ---- the backend's own configuration ---- */
-
-/* The image path from params; "aio:" and "file:" prefixes are accepted. */
-static const char *image_path(const char *params)
-{
-	static const char *const prefixes[] = { "aio:", "file:" };
-
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t n = strlen(prefixes[i]);
-
-		if (strncmp(params, prefixes[i], n) == 0)
-			return params + n;
-	}
-	return params;
-}
-
-/*
- * libxl writes backendtype=tap disks as "FORMAT:PATH", FORMAT "aio" for a
- * raw image or "vhd"; blkbackd reads raw images only, and a VHD file read
- * as raw would show the guest its container, not its disk.
- */
-static bool is_vhd(const char *params)
-{
-	return strncmp(params, "vhd:", 4) == 0;
-}
-
-static int read_mode(struct vbd *v, bool *readonly)
-{
-	char *mode;
-	int ret = xenbus_read_str(v->d->xs, v->be, "mode", &mode);
-
-	if (ret == -ENOENT) {
-		*readonly = false;
-		return 0;
-	}
-	if (ret < 0)
-		return ret;
-	if (strcmp(mode, "r") == 0)
-		*readonly = true;
-	else if (mode[0] == 'w')
-		*readonly = false;
-	else
-		ret = -EINVAL;
-	free(mode);
-	return ret;
-}
-
-static bool read_flag(struct vbd *v, const char *key, const char *yes)
-{
-	char *s;
-	bool set;
-
-	if (xenbus_read_str(v->d->xs, v->be, key, &s) < 0)
-		return false;
-	set = strcmp(s, yes) == 0;
-	free(s);
-	return set;
-}
 
 static const char *open_advice(int err)
 {
@@ -413,14 +324,11 @@ static const char *open_advice(int err)
 	}
 }
 
-static bool discard_enabled(struct vbd *v)
+/* The toolstack's discard-enable, for a writable image that can punch. */
+static bool discard_enabled(const struct vbd *v)
 {
-	uint64_t enable;
-
-	/* The toolstack's discard-enable; absent means enabled. */
-	if (xenbus_read_uint(v->d->xs, v->be, "discard-enable", 1, &enable))
-		enable = 1;
-	return enable && !v->image.readonly && v->image.discard_granularity;
+	return v->discard_enable && !v->image.readonly &&
+	       v->image.discard_granularity;
 }
 
 static void vbd_choose_features(struct vbd *v)
@@ -463,37 +371,37 @@ static bool vbd_image_empty(const struct vbd *v)
 static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 			  size_t why_len)
 {
-	const char *path;
-	char *params;
+	struct blk_vbd_config cfg;
+	const char *path, *bad;
 	bool readonly;
 	int ret;
 
-	ret = xenbus_read_str(v->d->xs, v->be, "params", &params);
+	ret = blk_xenbus_read_vbd_config(v->d->xs, v->be, &cfg, &bad);
+	if (ret < 0 && strcmp(bad, "mode") == 0) {
+		snprintf(why, why_len, "mode must be 'r' or 'w'");
+		return ret;
+	}
 	if (ret < 0) {
 		snprintf(why, why_len,
 			 "no params node: the toolstack must "
 			 "write the image path there");
 		return ret;
 	}
-	if (is_vhd(params)) {
+	if (cfg.vhd) {
 		snprintf(why, why_len,
 			 "%s is a VHD image; blkbackd serves raw images: "
 			 "convert it with 'qemu-img convert -O raw', or serve "
 			 "it from qemu-storage-daemon as an NBD export "
 			 "(docs/nbd.md)",
-			 params + 4);
-		free(params);
+			 cfg.path);
+		blk_vbd_config_free(&cfg);
 		return -EINVAL;
 	}
-	path = image_path(params);
-	if (read_mode(v, &readonly) < 0) {
-		snprintf(why, why_len, "mode must be 'r' or 'w'");
-		free(params);
-		return -EINVAL;
-	}
-	v->cdrom = read_flag(v, "device-type", "cdrom");
-	v->removable = read_flag(v, "removable", "1");
-	readonly = readonly || v->cdrom;
+	path = cfg.path;
+	readonly = cfg.readonly;
+	v->cdrom = cfg.cdrom;
+	v->removable = cfg.removable;
+	v->discard_enable = cfg.discard;
 
 	ret = blk_image_open(&v->image, path, readonly, v->d->opts.cache,
 			     lock_wait_ms);
@@ -513,8 +421,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 		ret = -EINVAL;
 	} else {
 		v->image_open = true;
-		snprintf(v->image_path, sizeof(v->image_path), "%s",
-			 image_path(params));
+		snprintf(v->image_path, sizeof(v->image_path), "%s", path);
 		/*
 		 * Chosen here, not at InitWait, so that a daemon resuming a
 		 * connected device knows what its predecessor offered.
@@ -534,7 +441,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 		log_info("%s: image %s, %" PRIu64 " sectors%s", v->name, path,
 			 v->image.sectors, readonly ? ", read-only" : "");
 	}
-	free(params);
+	blk_vbd_config_free(&cfg);
 	return ret;
 }
 
@@ -631,20 +538,14 @@ static void vbd_init_wait(struct vbd *v)
  */
 static int vbd_read_frontend_path(struct vbd *v)
 {
-	char *fe;
 	int ret;
 
 	if (v->fe[0])
 		return 0;
-	ret = xenbus_read_str(v->d->xs, v->be, "frontend", &fe);
+	ret = blk_xenbus_read_frontend_path(v->d->xs, v->be, v->fe,
+					    sizeof(v->fe));
 	if (ret < 0)
 		return ret;
-	if (fe[0] != '/' || strlen(fe) >= sizeof(v->fe)) {
-		free(fe);
-		return -EINVAL;
-	}
-	strcpy(v->fe, fe);
-	free(fe);
 	snprintf(v->fe_state, sizeof(v->fe_state), "%s/state", v->fe);
 	if (!xs_watch(v->d->xs, v->fe_state, VBD_TOKEN_FRONTEND)) {
 		v->fe_state[0] = '\0';
@@ -818,10 +719,7 @@ static void vbd_switch(struct vbd *v, enum xenbus_state be_state,
 
 static bool vbd_online(struct vbd *v)
 {
-	uint64_t online;
-
-	return xenbus_read_uint(v->d->xs, v->be, "online", 1, &online) == 0 &&
-	       online == 1;
+	return blk_xenbus_online(v->d->xs, v->be);
 }
 
 /*
@@ -845,19 +743,19 @@ static void vbd_connect_after_hotplug(struct vbd *v)
 	char *why;
 
 	switch (vbd_hotplug_state(v)) {
-	case HOTPLUG_PENDING:
+	case BLK_HOTPLUG_PENDING:
 		log_debug("%s: frontend ready, waiting for the hotplug "
 			  "script's hotplug-status",
 			  v->name);
 		break;
-	case HOTPLUG_FAILED:
+	case BLK_HOTPLUG_FAILED:
 		if (xenbus_read_str(v->d->xs, v->be, "hotplug-error", &why))
 			why = NULL;
 		vbd_fail(v, "the hotplug script failed (%s); not connecting",
 			 why ? why : "it left no hotplug-error");
 		free(why);
 		break;
-	case HOTPLUG_CONNECTED:
+	case BLK_HOTPLUG_CONNECTED:
 		if (vbd_reopen_image(v) == 0)
 			vbd_connect(v);
 		break;
@@ -881,7 +779,7 @@ static void vbd_failed_changed(struct vbd *v, enum xenbus_state be_state,
 		return;
 	}
 	if (be_state == XenbusStateInitWait &&
-	    vbd_hotplug_state(v) == HOTPLUG_FAILED)
+	    vbd_hotplug_state(v) == BLK_HOTPLUG_FAILED)
 		vbd_switch(v, be_state, XenbusStateClosing);
 }
 
@@ -971,18 +869,6 @@ static void vbd_reconcile(struct vbd *v)
 
 /* ---- watch events ---- */
 
-/* A path component that is a number: digits, then the end or a '/'. */
-static int parse_id(const char *s, const char **end, uint32_t *out)
-{
-	uint64_t v;
-
-	if (blk_parse_u64_prefix(s, UINT32_MAX, &v, end) < 0 ||
-	    (**end && **end != '/'))
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 /* A device directory exists when its state node does. */
 static void vbd_device_seen(struct daemon *d, unsigned int root, uint32_t domid,
 			    uint32_t devid)
@@ -1036,7 +922,7 @@ static void vbd_rescan_domain(struct daemon *d, unsigned int root,
 	snprintf(path, sizeof(path), "%s/%" PRIu32, d->be_root[root], domid);
 	devs = list_dir(d, path, &nv);
 	for (unsigned int j = 0; j < nv; j++)
-		if (!parse_id(devs[j], &end, &devid) && !*end)
+		if (!blk_xenbus_parse_id(devs[j], &end, &devid) && !*end)
 			vbd_device_seen(d, root, domid, devid);
 	free(devs);
 	for (v = d->vbds; v; v = next) {
@@ -1063,7 +949,7 @@ static void vbd_rescan(struct daemon *d, unsigned int root)
 		const char *end;
 		uint32_t domid;
 
-		if (!parse_id(doms[i], &end, &domid) && !*end)
+		if (!blk_xenbus_parse_id(doms[i], &end, &domid) && !*end)
 			vbd_rescan_domain(d, root, domid);
 	}
 	free(doms);
@@ -1147,8 +1033,9 @@ void vbd_backend_changed(struct daemon *d, const char *path)
 
 	if (root < 0)
 		return;
-	if (p[0] == '/' && parse_id(p + 1, &end, &domid) == 0) {
-		if (end[0] == '/' && parse_id(end + 1, &end, &devid) == 0) {
+	if (p[0] == '/' && blk_xenbus_parse_id(p + 1, &end, &domid) == 0) {
+		if (end[0] == '/' &&
+		    blk_xenbus_parse_id(end + 1, &end, &devid) == 0) {
 			if (end[0] == '/' && vbd_inert_node(end + 1) &&
 			    vbd_find(d, (unsigned int)root, domid, devid))
 				return;

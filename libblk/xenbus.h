@@ -147,4 +147,81 @@ int blk_xenbus_connected(struct xs_handle *xs, const char *be,
  */
 int blk_xenbus_resized(struct xs_handle *xs, const char *be, uint64_t sectors);
 
+/*
+ * ---- what the toolstack writes for a vbd (libblk/xenbus-toolstack.c) ----
+ * The backend directory is the toolstack's (the guest cannot write it);
+ * its values are still parsed strictly.
+ */
+
+/* The image in a params value: without an "aio:" or "file:" prefix. */
+const char *blk_xenbus_image_path(const char *params);
+
+/*
+ * Does a params value name a VHD image ("vhd:PATH")? libxl writes
+ * backendtype=tap disks as "FORMAT:PATH", FORMAT "aio" for a raw image or
+ * "vhd"; a VHD file read as raw would show the guest its container, not
+ * its disk.
+ */
+bool blk_xenbus_params_vhd(const char *params);
+
+/* A mode value: "r" is read-only, anything starting with 'w' writable. */
+int blk_xenbus_parse_mode(const char *mode, bool *readonly);
+
+/* The disk the toolstack asked for. */
+struct blk_vbd_config {
+	char *params; /* verbatim */
+	const char *path; /* in params: the image (blk_xenbus_image_path()) */
+	/*
+	 * params is "vhd:PATH", as libxl writes a backendtype=tap disk in
+	 * VHD format: not a raw image, so not served. path is PATH, and no
+	 * node after params was read.
+	 */
+	bool vhd;
+	bool readonly; /* mode=r, or a cdrom */
+	bool cdrom; /* device-type=cdrom */
+	bool removable; /* removable=1 */
+	bool discard; /* discard-enable is 1, absent or unreadable */
+};
+
+/*
+ * Read @be's params, then (unless it names a VHD image) its mode,
+ * device-type, removable and discard-enable.
+ * Returns 0, or -errno with *@bad naming the node at fault: "params"
+ * (absent or unreadable: the error of the read) or "mode" (-EINVAL: not
+ * 'r' or 'w'). Free @out with blk_vbd_config_free().
+ */
+int blk_xenbus_read_vbd_config(struct xs_handle *xs, const char *be,
+			       struct blk_vbd_config *out, const char **bad);
+void blk_vbd_config_free(struct blk_vbd_config *c);
+
+/* Does @be name a hotplug script (a non-empty script node)? */
+bool blk_xenbus_has_script(struct xs_handle *xs, const char *be);
+
+enum blk_hotplug_state {
+	BLK_HOTPLUG_PENDING, /* the script has not reported yet */
+	BLK_HOTPLUG_CONNECTED, /* it reported success, or there is none */
+	BLK_HOTPLUG_FAILED, /* it reported an error */
+};
+
+/* Where @be's hotplug script stands, from its hotplug-status. */
+enum blk_hotplug_state blk_xenbus_hotplug_state(struct xs_handle *xs,
+						const char *be);
+
+/*
+ * The frontend's directory from @be/frontend, into @out (of @size bytes).
+ * -EINVAL unless it is an absolute path that fits.
+ */
+int blk_xenbus_read_frontend_path(struct xs_handle *xs, const char *be,
+				  char *out, size_t size);
+
+/* Does @be/online say 1? (0 when the toolstack is removing the device.) */
+bool blk_xenbus_online(struct xs_handle *xs, const char *be);
+
+/*
+ * A path component that is a domain or device id: digits up to
+ * UINT32_MAX, then the end or a '/', where *@end then points. -EINVAL
+ * otherwise.
+ */
+int blk_xenbus_parse_id(const char *s, const char **end, uint32_t *out);
+
 #endif /* LIBBLK_XENBUS_H */
