@@ -13,6 +13,14 @@ tests_test_ring_random_LDADD = libblk/libblk.la
 tests_test_parse_SOURCES = tests/test-parse.c tests/check.h
 tests_test_parse_LDADD = libblk/libblk.la
 
+# The xenstore module's readers and parsers, against the real xenstored.
+TESTS += tests/xenbus-nodes.sh
+EXTRA_DIST += tests/xenbus-nodes.sh
+check_PROGRAMS += tests/test-xenbus
+tests_test_xenbus_SOURCES = tests/test-xenbus.c tests/check.h
+tests_test_xenbus_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+tests_test_xenbus_LDADD = libblk/libblk.la $(XENSTORE_LIBS)
+
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh
 EXTRA_DIST += tests/daemon-refuses.sh
