@@ -389,8 +389,7 @@ static int run_hotplug_script(struct xs_handle *xs, const struct disk_paths *p,
 			      const char *action, struct toolstack_error *err)
 {
 	const char *script = p->disk->script;
-	char xenbus_path[128], errpath[300];
-	unsigned int len;
+	char xenbus_path[128];
 	char *hp_err;
 	int status;
 	pid_t pid;
@@ -419,9 +418,8 @@ static int run_hotplug_script(struct xs_handle *xs, const struct disk_paths *p,
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
-	snprintf(errpath, sizeof(errpath), "%s/hotplug-error", p->be);
-	hp_err = xs_read(xs, XBT_NULL, errpath, &len);
-	if (hp_err) {
+	/* Read as the daemon reads it (vbd_connect_after_hotplug()). */
+	if (xenbus_read_str(xs, p->be, "hotplug-error", &hp_err) == 0) {
 		set_error(err, "script: %s", hp_err);
 		free(hp_err);
 	} else {
