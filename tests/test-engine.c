@@ -15,8 +15,12 @@
  *    later ones overtaking them;
  *  - a ring whose indexes are impossible is reported broken, and the
  *    other rings of the pass are served as if nothing happened;
- *  - the responses of a pass are all published by its end, and each ring
- *    is notified once, and only when its guest asked (rsp_event);
+ *  - a disconnected ring closes only once its I/O under way is answered,
+ *    and its parked requests are answered with an error (the guest goes)
+ *    or left on the ring for the next daemon (the daemon stops);
+ *  - answers are published with no further event from the guest (a pass
+ *    that kept one back would sleep on it), and each ring is notified in
+ *    the pass that publishes them, only when its guest asked (rsp_event);
  *  - busy-polling spins for at most the window it was given.
  *
  * Every blk_engine_run() here has work waiting (an event, a completion
@@ -35,6 +39,7 @@
 
 #include "libblk/backend.h"
 #include "libblk/engine.h"
+#include "libblk/poll.h"
 #include "tests/check.h"
 #include "tools/xensim/xensim.h"
 
@@ -303,14 +308,37 @@ static void check_answers_in_order(const struct guest *g, unsigned int n)
 	}
 }
 
+/* Run passes until the engine says @g's ring, disconnected, is closed. */
+static void wait_closed(struct blk_engine *e, struct guest *g)
+{
+	for (unsigned int i = 0; i < 50 && !g->closed; i++)
+		run_pass(e);
+	REQUIRE(g->closed);
+}
+
+static void guest_disconnect(struct blk_engine *e, struct guest *g,
+			     enum blk_disconnect_mode mode)
+{
+	blk_engine_disconnect(e, g->conn, mode);
+	wait_closed(e, g);
+}
+
 static void guest_stop(struct blk_engine *e, struct guest *g)
 {
 	if (!g->closed)
-		blk_engine_disconnect(e, g->conn, BLK_DISCONNECT_CLOSE);
-	REQUIRE(g->closed);
+		guest_disconnect(e, g, BLK_DISCONNECT_CLOSE);
 	blk_backend_destroy(g->backend);
 	xensim_domain_close(g->dom);
 	REQUIRE_EQ(xensim_domain_destroy(dir, g->domid), 0);
+}
+
+/* Serve @g until its @n requests are answered, check them, and stop it. */
+static void finish_guest(struct blk_engine *e, struct guest *g, unsigned int n)
+{
+	run_until_published(e, g, n);
+	take_responses(g);
+	check_answers_in_order(g, n);
+	guest_stop(e, g);
 }
 
 /* Where @g's first and last submissions are in the log (-1: none). */
@@ -366,13 +394,8 @@ static void test_deep_queue_shares_the_pass(struct blk_engine *e)
 	log_span(&deep, &unused, &deep_last);
 	CHECK(one_first < deep_last);
 	CHECK(sub_log[deep_last].pass > sub_log[one_first].pass);
-	take_responses(&deep);
-	check_answers_in_order(&deep, depth);
-	run_until_published(e, &one, 1);
-	take_responses(&one);
-	check_answers_in_order(&one, 1);
-	guest_stop(e, &deep);
-	guest_stop(e, &one);
+	finish_guest(e, &deep, depth);
+	finish_guest(e, &one, 1);
 }
 
 /*
@@ -406,15 +429,24 @@ static void test_passes_rotate(struct blk_engine *e)
 	}
 	REQUIRE(leader[1] != NULL);
 	CHECK(leader[0] != leader[1]);
+	finish_guest(e, &a, depth);
+	finish_guest(e, &b, depth);
+}
 
-	run_until_published(e, &a, depth);
-	run_until_published(e, &b, depth);
-	take_responses(&a);
-	take_responses(&b);
-	check_answers_in_order(&a, depth);
-	check_answers_in_order(&b, depth);
-	guest_stop(e, &a);
-	guest_stop(e, &b);
+/* A guest whose ring may hold 12 bounce pages: one 11-page read at a time. */
+static void guest_start_small(struct blk_engine *e, struct guest *g,
+			      uint32_t domid)
+{
+	struct blk_memory_limits small = { .max_pgrants = 16,
+					   .max_bounce_pages = 12 };
+	struct blk_memory_limits dflt = {
+		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
+		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES
+	};
+
+	blk_engine_set_memory(e, &small);
+	guest_start(e, g, domid, 0);
+	blk_engine_set_memory(e, &dflt);
 }
 
 /*
@@ -424,18 +456,10 @@ static void test_passes_rotate(struct blk_engine *e)
  */
 static void test_parked_resume_in_order(struct blk_engine *e)
 {
-	struct blk_memory_limits small = { .max_pgrants = 16,
-					   .max_bounce_pages = 12 };
-	struct blk_memory_limits dflt = {
-		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
-		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES
-	};
 	struct blk_stats st;
 	struct guest g;
 
-	blk_engine_set_memory(e, &small);
-	guest_start(e, &g, 31, 0);
-	blk_engine_set_memory(e, &dflt);
+	guest_start_small(e, &g, 31);
 	queue_read(&g, 0, BLKIF_MAX_SEGMENTS_PER_REQUEST);
 	queue_read(&g, 1, BLKIF_MAX_SEGMENTS_PER_REQUEST);
 	queue_read(&g, 2, 1);
@@ -449,9 +473,52 @@ static void test_parked_resume_in_order(struct blk_engine *e)
 	for (unsigned int i = 0; i < 3; i++)
 		CHECK_EQ(sub_log[i].sector, i * REQUEST_STRIDE);
 	CHECK(sub_log[1].pass > sub_log[0].pass); /* it did wait */
+	finish_guest(e, &g, 3);
+}
+
+/*
+ * Disconnecting a ring with one read under way and one parked for bounce
+ * pages: conn_closed() comes only once the read under way is answered;
+ * the parked one is answered with an error when the guest goes away
+ * (CLOSE), and left on the ring unanswered, for the next daemon, when
+ * this one stops (STOP).
+ */
+static void disconnect_with_parked(struct blk_engine *e, uint32_t domid,
+				   enum blk_disconnect_mode mode)
+{
+	struct blk_stats st;
+	struct guest g;
+
+	guest_start_small(e, &g, domid);
+	queue_read(&g, 0, BLKIF_MAX_SEGMENTS_PER_REQUEST);
+	queue_read(&g, 1, BLKIF_MAX_SEGMENTS_PER_REQUEST);
+	push_and_notify(&g);
+	run_pass(e);
+	blk_engine_conn_stats(g.conn, &st);
+	REQUIRE_EQ(st.parked_no_buffers, 1);
+	REQUIRE_EQ(published(&g), 0);
+
+	blk_engine_disconnect(e, g.conn, mode);
+	CHECK(!g.closed); /* the first read is still under way */
+	wait_closed(e, &g);
 	take_responses(&g);
-	check_answers_in_order(&g, 3);
+	REQUIRE(g.nr_rsps >= 1);
+	CHECK_EQ(g.rsp_id[0], 0);
+	CHECK_EQ(g.rsp_status[0], BLKIF_RSP_OKAY);
+	if (mode == BLK_DISCONNECT_CLOSE) {
+		REQUIRE_EQ(g.nr_rsps, 2);
+		CHECK_EQ(g.rsp_id[1], 1);
+		CHECK_EQ(g.rsp_status[1], BLKIF_RSP_ERROR);
+	} else {
+		CHECK_EQ(g.nr_rsps, 1);
+	}
 	guest_stop(e, &g);
+}
+
+static void test_disconnect_sets_parked_aside(struct blk_engine *e)
+{
+	disconnect_with_parked(e, 61, BLK_DISCONNECT_CLOSE);
+	disconnect_with_parked(e, 62, BLK_DISCONNECT_STOP);
 }
 
 /*
@@ -483,14 +550,11 @@ static void test_broken_ring_alone_is_dropped(struct blk_engine *e)
 	CHECK_EQ(first, -1);
 
 	/* The owner disconnects it, as the daemon does. */
-	blk_engine_disconnect(e, bad.conn, BLK_DISCONNECT_CLOSE);
+	guest_disconnect(e, &bad, BLK_DISCONNECT_CLOSE);
 	queue_reads(&good, 1, 1);
-	run_until_published(e, &good, 2);
+	finish_guest(e, &good, 2);
 	CHECK(bad.closed);
 	CHECK_EQ(published(&bad), 0);
-	take_responses(&good);
-	check_answers_in_order(&good, 2);
-	guest_stop(e, &good);
 	guest_stop(e, &bad);
 }
 
@@ -527,27 +591,16 @@ static void test_notified_once_when_asked(struct blk_engine *e)
 	run_until_published(e, &b, 16);
 	CHECK(!took_event(&a));
 	CHECK(took_event(&b));
-	take_responses(&a);
-	take_responses(&b);
-	check_answers_in_order(&a, 16);
-	check_answers_in_order(&b, 16);
-	guest_stop(e, &a);
-	guest_stop(e, &b);
+	finish_guest(e, &a, 16);
+	finish_guest(e, &b, 16);
 }
 
+/* The CPU this thread has used, in nanoseconds. */
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -568,10 +621,10 @@ static void test_poll_window_bounded(struct blk_engine *e)
 	REQUIRE_EQ(timerfd_settime(tfd, 0, &in_300ms, NULL), 0);
 	fd_ready_tag = 0;
 	cpu = thread_cpu_ns();
-	wall = wall_ns();
+	wall = blk_now_ns();
 	run_pass(e);
 	cpu = thread_cpu_ns() - cpu;
-	wall = wall_ns() - wall;
+	wall = blk_now_ns() - wall;
 	CHECK_EQ(fd_ready_tag, 77);
 	CHECK(wall >= 250000000u);
 	/* 5 ms of spinning, and room for a slow host's system calls. */
@@ -632,6 +685,7 @@ int main(void)
 	test_passes_rotate(e);
 	test_parked_resume_in_order(e);
 	test_broken_ring_alone_is_dropped(e);
+	test_disconnect_sets_parked_aside(e);
 	test_notified_once_when_asked(e);
 	test_poll_window_bounded(e);
 

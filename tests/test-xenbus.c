@@ -43,6 +43,19 @@ static void del(const char *dir, const char *key)
 	REQUIRE(xs_rm(xs, XBT_NULL, path));
 }
 
+struct node {
+	const char *key, *val;
+};
+
+static void put_all(const char *dir, const struct node *nodes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put(dir, nodes[i].key, nodes[i].val);
+}
+
+#define PUT_ALL(dir, nodes) \
+	put_all(dir, nodes, sizeof(nodes) / sizeof(nodes[0]))
+
 /* An empty directory @dir. */
 static void reset(const char *dir)
 {
@@ -97,6 +110,30 @@ static void fe_refused(const char *key, int err, int line)
 
 #define FE_REFUSED(key, err) fe_refused(key, err, __LINE__)
 
+/* Each of @vals written to @key in turn is refused as -EINVAL. */
+static void fe_refuses_each(const char *key, const char *const *vals, size_t n,
+			    int line)
+{
+	for (size_t i = 0; i < n; i++) {
+		put(FE, key, vals[i]);
+		fe_refused(key, -EINVAL, line);
+	}
+}
+
+/* Without @key the read fails naming it; with @val there it succeeds. */
+static void fe_needs(const char *key, const char *val, struct blk_frontend *f,
+		     int line)
+{
+	fe_refused(key, -ENOENT, line);
+	put(FE, key, val);
+	REQUIRE_EQ(read_fe(f), 0);
+}
+
+#define FE_NEEDS(key, val, f) fe_needs(key, val, f, __LINE__)
+
+#define FE_REFUSES_EACH(key, vals) \
+	fe_refuses_each(key, vals, sizeof(vals) / sizeof(vals[0]), __LINE__)
+
 static void test_frontend_valid(void)
 {
 	struct blk_frontend f;
@@ -119,24 +156,20 @@ static void test_frontend_valid(void)
 
 static void test_frontend_ring_order(void)
 {
+	/* 5 is one beyond the offer; the last is 2^64 + 1. */
+	static const char *const bad[] = { "99", "5", "18446744073709551617" };
+	static const struct node order2[] = { { "ring-page-order", "2" },
+					      { "ring-ref0", "10" },
+					      { "ring-ref1", "11" },
+					      { "ring-ref2", "12" } };
 	struct blk_frontend f;
 
 	frontend_valid();
-	put(FE, "ring-page-order", "99");
-	FE_REFUSED("ring-page-order", -EINVAL);
-	put(FE, "ring-page-order", "5"); /* one beyond the offer */
-	FE_REFUSED("ring-page-order", -EINVAL);
-	put(FE, "ring-page-order", "18446744073709551617"); /* 2^64 + 1 */
-	FE_REFUSED("ring-page-order", -EINVAL);
+	FE_REFUSES_EACH("ring-page-order", bad);
 
 	/* Order 2 needs ring-ref0..3; the last one missing is named. */
-	put(FE, "ring-page-order", "2");
-	put(FE, "ring-ref0", "10");
-	put(FE, "ring-ref1", "11");
-	put(FE, "ring-ref2", "12");
-	FE_REFUSED("ring-ref3", -ENOENT);
-	put(FE, "ring-ref3", "13");
-	REQUIRE_EQ(read_fe(&f), 0);
+	PUT_ALL(FE, order2);
+	FE_NEEDS("ring-ref3", "13", &f);
 	CHECK_EQ(f.ring_order, 2);
 	CHECK_EQ(f.queue[0].ring_refs[0], 10);
 	CHECK_EQ(f.queue[0].ring_refs[3], 13);
@@ -144,24 +177,22 @@ static void test_frontend_ring_order(void)
 
 static void test_frontend_queues(void)
 {
+	/* 2^32 + 1, one beyond the offer, none. */
+	static const char *const bad[] = { "4294967297", "5", "0" };
+	static const struct node two_queues[] = {
+		{ "multi-queue-num-queues", "2" },
+		{ "queue-0/ring-ref", "20" },
+		{ "queue-0/event-channel", "21" },
+		{ "queue-1/ring-ref", "22" },
+	};
 	struct blk_frontend f;
 
 	frontend_valid();
-	put(FE, "multi-queue-num-queues", "4294967297"); /* 2^32 + 1 */
-	FE_REFUSED("multi-queue-num-queues", -EINVAL);
-	put(FE, "multi-queue-num-queues", "5"); /* beyond the offer */
-	FE_REFUSED("multi-queue-num-queues", -EINVAL);
-	put(FE, "multi-queue-num-queues", "0");
-	FE_REFUSED("multi-queue-num-queues", -EINVAL);
+	FE_REFUSES_EACH("multi-queue-num-queues", bad);
 
 	/* Two queues: each one's keys in its own directory. */
-	put(FE, "multi-queue-num-queues", "2");
-	put(FE, "queue-0/ring-ref", "20");
-	put(FE, "queue-0/event-channel", "21");
-	put(FE, "queue-1/ring-ref", "22");
-	FE_REFUSED("queue-1/event-channel", -ENOENT);
-	put(FE, "queue-1/event-channel", "23");
-	REQUIRE_EQ(read_fe(&f), 0);
+	PUT_ALL(FE, two_queues);
+	FE_NEEDS("queue-1/event-channel", "23", &f);
 	CHECK_EQ(f.nr_queues, 2);
 	CHECK_EQ(f.queue[0].ring_refs[0], 20);
 	CHECK_EQ(f.queue[1].ring_refs[0], 22);
@@ -183,17 +214,14 @@ static void test_frontend_numbers(void)
 	REQUIRE_EQ(read_fe(&f), 0);
 	CHECK(f.queue[0].event_channel == UINT32_MAX);
 
-	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
-		put(FE, "event-channel", junk[i]);
-		FE_REFUSED("event-channel", -EINVAL);
-	}
+	FE_REFUSES_EACH("event-channel", junk);
 	put(FE, "event-channel", "9");
 
 	/* A NUL byte hides the rest from a C-string parser. */
 	put_bytes(FE, "ring-ref", "8\0junk", 6);
 	FE_REFUSED("ring-ref", -EINVAL);
 	del(FE, "ring-ref");
-	FE_REFUSED("ring-ref", -ENOENT);
+	FE_NEEDS("ring-ref", "8", &f);
 }
 
 static void test_frontend_protocol(void)
@@ -202,10 +230,7 @@ static void test_frontend_protocol(void)
 					   "X86_64-ABI", "", "arm-abi" };
 
 	frontend_valid();
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		put(FE, "protocol", bad[i]);
-		FE_REFUSED("protocol", -EINVAL);
-	}
+	FE_REFUSES_EACH("protocol", bad);
 	put_bytes(FE, "protocol", "x86_64-abi\0", 11);
 	FE_REFUSED("protocol", -EINVAL);
 }
