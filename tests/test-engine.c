@@ -21,7 +21,12 @@
  *  - answers are published with no further event from the guest (a pass
  *    that kept one back would sleep on it), and each ring is notified in
  *    the pass that publishes them, only when its guest asked (rsp_event);
- *  - busy-polling spins for at most the window it was given.
+ *  - busy-polling spins for at most the window it was given;
+ *  - a ring the guest did not grant is refused at connect, leaving
+ *    nothing behind;
+ *  - after a resize, new requests are checked against the new size;
+ *  - a host failure of a merged I/O is reported once (host_error()) and
+ *    answered to each request in it.
  *
  * Every blk_engine_run() here has work waiting (an event, a completion
  * or a ring left on its budget): one without would sleep, and an alarm
@@ -78,6 +83,9 @@ struct guest {
 	struct blk_backend *backend;
 	int broken_err; /* from conn_broken(), 0 until then */
 	bool closed; /* conn_closed() came */
+	unsigned int host_errors; /* host_error() calls, and the last one's */
+	uint8_t host_error_op;
+	int host_error;
 
 	/* Responses taken off the ring, in ring order. */
 	uint64_t rsp_id[MAX_IDS];
@@ -93,6 +101,9 @@ struct logging_backend {
 	const struct guest *g;
 };
 
+/* While not 0, every I/O fails with it at submission (a failing host). */
+static int submit_error;
+
 static int logging_submit(struct blk_backend *b,
 			  const struct blk_backend_io *io, void *cookie)
 {
@@ -102,6 +113,8 @@ static int logging_submit(struct blk_backend *b,
 	sub_log[nr_subs++] = (struct submission){ .g = lb->g,
 						  .sector = io->offset / 512,
 						  .pass = pass };
+	if (submit_error)
+		return submit_error;
 	lb->file->e = b->e;
 	return lb->file->ops->submit(lb->file, io, cookie);
 }
@@ -121,7 +134,7 @@ static const struct blk_backend_ops logging_ops = {
 
 static struct blk_backend *logging_backend_new(const struct guest *g)
 {
-	struct logging_backend *lb = aligned_alloc(16, sizeof(*lb));
+	struct logging_backend *lb = calloc(1, sizeof(*lb));
 
 	REQUIRE(lb != NULL);
 	*lb = (struct logging_backend){ .base.ops = &logging_ops, .g = g };
@@ -148,10 +161,20 @@ static void on_conn_closed(void *arg, void *owner)
 	((struct guest *)owner)->closed = true;
 }
 
+static void on_host_error(void *arg, void *owner, uint8_t op, int err)
+{
+	struct guest *g = owner;
+
+	g->host_errors++;
+	g->host_error_op = op;
+	g->host_error = err;
+}
+
 static const struct blk_engine_ops ops = {
 	.fd_ready = on_fd_ready,
 	.conn_broken = on_conn_broken,
 	.conn_closed = on_conn_closed,
+	.host_error = on_host_error,
 };
 
 static void run_pass(struct blk_engine *e)
@@ -208,8 +231,9 @@ static unsigned int ring_slots(const struct guest *g)
 	return RING_SIZE(&g->ring);
 }
 
-/* Queue a read of @nr_segs pages at request @id's own place on the image. */
-static void queue_read(struct guest *g, uint64_t id, unsigned int nr_segs)
+/* Queue a read of @nr_segs pages at @sector. */
+static void queue_read_at(struct guest *g, uint64_t id, uint64_t sector,
+			  unsigned int nr_segs)
 {
 	union blkif_x86_64_slot *slot =
 		RING_GET_REQUEST(&g->ring, g->ring.req_prod_pvt);
@@ -218,7 +242,7 @@ static void queue_read(struct guest *g, uint64_t id, unsigned int nr_segs)
 		.operation = BLKIF_OP_READ,
 		.nr_segments = (uint8_t)nr_segs,
 		.id = id,
-		.sector_number = id * REQUEST_STRIDE,
+		.sector_number = sector,
 	};
 	for (unsigned int i = 0; i < nr_segs; i++)
 		slot->rw.seg[i] = (struct blkif_request_segment){
@@ -226,6 +250,12 @@ static void queue_read(struct guest *g, uint64_t id, unsigned int nr_segs)
 			.last_sect = SECTORS_PER_PAGE - 1,
 		};
 	g->ring.req_prod_pvt++;
+}
+
+/* Queue a read of @nr_segs pages at request @id's own place on the image. */
+static void queue_read(struct guest *g, uint64_t id, unsigned int nr_segs)
+{
+	queue_read_at(g, id, id * REQUEST_STRIDE, nr_segs);
 }
 
 /* Publish the queued requests and send an event, asked for or not. */
@@ -515,6 +545,87 @@ static void disconnect_with_parked(struct blk_engine *e, uint32_t domid,
 	guest_stop(e, &g);
 }
 
+/*
+ * A ring the guest did not grant is refused at connect with -EINVAL; the
+ * engine keeps no connection and calls nothing back.
+ */
+static void test_connect_refuses_ungranted_ring(struct blk_engine *e)
+{
+	struct blk_conn_params p = {
+		.domid = 71,
+		.ring_refs = { 4000 },
+		.abi = BLKIF_ABI_X86_64,
+		.limits = { .sectors = IMAGE_BYTES / 512, .sector_size = 512 },
+	};
+	struct xensim_domain *dom;
+	struct blk_conn *c = NULL;
+	unsigned int before = blk_engine_nr_conns(e);
+	struct guest owner = { 0 };
+
+	REQUIRE_EQ(xensim_domain_create(dir, 71, 2), 0);
+	REQUIRE_EQ(xensim_domain_open(dir, 71, &dom), 0);
+	p.remote_port = (uint32_t)xensim_evtchn_alloc_unbound(dom, 0);
+	p.backend = logging_backend_new(&owner);
+	p.owner = &owner;
+	CHECK_EQ(blk_engine_connect(e, &p, &c), -EINVAL);
+	CHECK_EQ(blk_engine_nr_conns(e), before);
+	CHECK(!owner.closed && !owner.broken_err);
+	blk_backend_destroy(p.backend);
+	xensim_domain_close(dom);
+	REQUIRE_EQ(xensim_domain_destroy(dir, 71), 0);
+}
+
+/*
+ * After blk_engine_resize() the ring's requests are checked against the
+ * new size: a read past the new end is refused, one inside it is served.
+ */
+static void test_resize_applies_to_new_requests(struct blk_engine *e)
+{
+	struct guest g;
+
+	guest_start(e, &g, 72, 0);
+	blk_engine_resize(e, g.conn, 1024);
+	queue_read_at(&g, 0, 1024 - SECTORS_PER_PAGE, 1); /* the last page */
+	queue_read_at(&g, 1, 1024, 1); /* just past the end */
+	push_and_notify(&g);
+	run_until_published(e, &g, 2);
+	take_responses(&g);
+	REQUIRE_EQ(g.nr_rsps, 2);
+	CHECK_EQ(g.rsp_status[0], BLKIF_RSP_OKAY);
+	CHECK_EQ(g.rsp_status[1], BLKIF_RSP_ERROR);
+	guest_stop(e, &g);
+}
+
+/*
+ * Four reads that follow each other on the image go to the backend as one
+ * I/O; when the host fails it, host_error() comes once, with the
+ * operation and the error, and each of the four is answered with an error.
+ */
+static void test_host_error_once_per_io(struct blk_engine *e)
+{
+	struct guest g;
+
+	guest_start(e, &g, 73, 0);
+	for (unsigned int i = 0; i < 4; i++)
+		queue_read_at(&g, i, i * SECTORS_PER_PAGE, 1);
+	push_and_notify(&g);
+	clear_log();
+	submit_error = -EIO;
+	run_until_published(e, &g, 4);
+	submit_error = 0;
+	CHECK_EQ(nr_subs, 1); /* merged: or this proves nothing */
+	CHECK_EQ(g.host_errors, 1);
+	CHECK_EQ(g.host_error_op, BLKIF_OP_READ);
+	CHECK_EQ(g.host_error, -EIO);
+	take_responses(&g);
+	REQUIRE_EQ(g.nr_rsps, 4);
+	for (unsigned int i = 0; i < 4; i++) {
+		CHECK_EQ(g.rsp_id[i], i);
+		CHECK_EQ(g.rsp_status[i], BLKIF_RSP_ERROR);
+	}
+	guest_stop(e, &g);
+}
+
 static void test_disconnect_sets_parked_aside(struct blk_engine *e)
 {
 	disconnect_with_parked(e, 61, BLK_DISCONNECT_CLOSE);
@@ -686,6 +797,9 @@ int main(void)
 	test_parked_resume_in_order(e);
 	test_broken_ring_alone_is_dropped(e);
 	test_disconnect_sets_parked_aside(e);
+	test_connect_refuses_ungranted_ring(e);
+	test_resize_applies_to_new_requests(e);
+	test_host_error_once_per_io(e);
 	test_notified_once_when_asked(e);
 	test_poll_window_bounded(e);
 
