@@ -462,15 +462,6 @@ static int vbd_reopen_image(struct vbd *v)
 	return ret;
 }
 
-/* A device offered again has no error left from its last failure. */
-static void vbd_clear_error(struct vbd *v)
-{
-	char path[VBD_PATH_MAX + 8];
-
-	snprintf(path, sizeof(path), "%s/error", v->be);
-	xs_rm(v->d->xs, XBT_NULL, path);
-}
-
 /*
  * The disk cannot be served, found before InitWait. libxl waits for
  * InitWait only (a backend that closes instead just times it out after
@@ -500,16 +491,15 @@ static void vbd_refuse(struct vbd *v, const char *why)
  */
 static void vbd_publish_image_path(struct vbd *v)
 {
-	char path[VBD_PATH_MAX + 24];
+	int ret;
 
 	if (v->image.fd < 0)
 		return;
-	snprintf(path, sizeof(path), "%s/physical-device-path", v->be);
-	if (!xs_write(v->d->xs, XBT_NULL, path, v->image_path,
-		      (unsigned int)strlen(v->image_path)))
-		log_warn("%s: cannot write %s: %s; an HVM guest will have no "
-			 "emulated disk to boot from",
-			 v->name, path, strerror(errno));
+	ret = blk_xenbus_write_image_path(v->d->xs, v->be, v->image_path);
+	if (ret < 0)
+		log_warn("%s: cannot write %s/physical-device-path: %s; an HVM "
+			 "guest will have no emulated disk to boot from",
+			 v->name, v->be, strerror(-ret));
 }
 
 /* InitWait: the image is open and the features are published. */
@@ -522,7 +512,8 @@ static void vbd_init_wait(struct vbd *v)
 		vbd_refuse(v, why);
 		return;
 	}
-	vbd_clear_error(v);
+	/* A device offered again has no error left from its last failure. */
+	blk_xenbus_clear_error(v->d->xs, v->be);
 	vbd_publish_image_path(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)

@@ -386,6 +386,20 @@ int blk_xenbus_resized(struct xs_handle *xs, const char *be, uint64_t sectors)
 	return transact_on_backend(xs, be, fill_resized, &sectors);
 }
 
+int blk_xenbus_write_image_path(struct xs_handle *xs, const char *be,
+				const char *path)
+{
+	return write_in(xs, XBT_NULL, be, "physical-device-path", "%s", path);
+}
+
+void blk_xenbus_clear_error(struct xs_handle *xs, const char *be)
+{
+	char path[XENBUS_PATH_MAX];
+
+	if (make_path(path, be, "error") == 0)
+		xs_rm(xs, XBT_NULL, path);
+}
+
 /* ---- generic node helpers ---- */
 
 int64_t xenbus_now_ms(void)

@@ -148,6 +148,17 @@ int blk_xenbus_connected(struct xs_handle *xs, const char *be,
 int blk_xenbus_resized(struct xs_handle *xs, const char *be, uint64_t sectors);
 
 /*
+ * Write the path of the image opened for @be to @be/physical-device-path,
+ * where libxl finds it for an HVM guest's emulated disk. Returns 0 or
+ * -errno.
+ */
+int blk_xenbus_write_image_path(struct xs_handle *xs, const char *be,
+				const char *path);
+
+/* Remove @be/error, the reason of an earlier failure; absent is fine. */
+void blk_xenbus_clear_error(struct xs_handle *xs, const char *be);
+
+/*
  * ---- what the toolstack writes for a vbd (libblk/xenbus-toolstack.c) ----
  * The backend directory is the toolstack's (the guest cannot write it);
  * its values are still parsed strictly.

@@ -377,6 +377,24 @@ static void test_frontend_path(void)
 		 -EINVAL);
 }
 
+/* The backend's own writes outside the handshake's transactions. */
+static void test_backend_writes(void)
+{
+	char *s;
+
+	reset(BE);
+	REQUIRE_EQ(blk_xenbus_write_image_path(xs, BE, "/srv/xen/vm1.img"), 0);
+	REQUIRE_EQ(xenbus_read_str(xs, BE, "physical-device-path", &s), 0);
+	CHECK(strcmp(s, "/srv/xen/vm1.img") == 0);
+	free(s);
+
+	put(BE, "error", "an earlier failure");
+	blk_xenbus_clear_error(xs, BE);
+	CHECK_EQ(xenbus_read_str(xs, BE, "error", &s), -ENOENT);
+	blk_xenbus_clear_error(xs, BE); /* absent: nothing happens */
+	CHECK(xenbus_exists(xs, BE "/physical-device-path"));
+}
+
 static void test_online(void)
 {
 	reset(BE);
@@ -435,6 +453,7 @@ int main(void)
 	test_hotplug();
 	test_frontend_path();
 	test_online();
+	test_backend_writes();
 	test_parse_id();
 
 	xs_close(xs);
