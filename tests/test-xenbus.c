@@ -324,6 +324,17 @@ static void test_backend_config_refused(void)
 	CHECK(!c.readonly);
 	blk_vbd_config_free(&c);
 
+	/* A VHD image is reported before anything else is read. */
+	put(BE, "params", "vhd:/srv/xen/vm1.vhd");
+	put(BE, "mode", "x");
+	REQUIRE_EQ(blk_xenbus_read_vbd_config(xs, BE, &c, &bad), 0);
+	CHECK(c.vhd);
+	CHECK(strcmp(c.path, "/srv/xen/vm1.vhd") == 0);
+	blk_vbd_config_free(&c);
+	put(BE, "params", "aio:/srv/xen/vm1.img");
+	REQUIRE_EQ(blk_xenbus_read_vbd_config(xs, BE, &c, &bad), -EINVAL);
+	CHECK(!blk_xenbus_params_vhd("aio:/a.vhd"));
+
 	del(BE, "params");
 	bad = NULL;
 	CHECK_EQ(blk_xenbus_read_vbd_config(xs, BE, &c, &bad), -ENOENT);
