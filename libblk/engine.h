@@ -8,11 +8,14 @@
  * callbacks in blk_engine_ops run on it too: from blk_engine_run(), and
  * conn_closed() also from blk_engine_disconnect().
  *
- * Each pass of blk_engine_run() consumes every request available on the
- * notified rings, grant-copies the data of all of them in one call, hands
- * their I/O to each connection's backend (libblk/backend.h; the file
- * backend's SQEs all go in one io_uring submit), and pushes each ring's
- * responses once.
+ * Each pass of blk_engine_run() consumes the requests available on the
+ * notified rings, up to a budget per ring (32 requests or 1024 segments,
+ * so that one deep ring cannot push the others' requests behind all of
+ * its own; a ring with more is served again in the next pass, which
+ * starts one ring further on), grant-copies the data of all of them in
+ * one call, hands their I/O to each connection's backend
+ * (libblk/backend.h; the file backend's SQEs all go in one io_uring
+ * submit), and pushes each ring's responses once.
  */
 #ifndef LIBBLK_ENGINE_H
 #define LIBBLK_ENGINE_H
