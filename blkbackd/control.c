@@ -17,6 +17,7 @@
 #include "blkbackd/options.h"
 #include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
+#include "libblk/parse.h"
 
 #define REQUEST_MAX 128
 #define CLIENT_TIMEOUT_MS 1000
@@ -102,6 +103,20 @@ static json_object *device_id(const struct vbd_info *v)
 	return o;
 }
 
+/* Its I/O limits (0: none) and how long they held its guest back. */
+static json_object *limit_of(const struct blk_throttle_info *t)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "iops", json_object_new_uint64(t->lim.iops));
+	json_object_object_add(o, "bytes_per_second",
+			       json_object_new_uint64(t->lim.bps));
+	json_object_object_add(
+		o, "throttled_seconds",
+		json_object_new_double((double)t->throttled_ns / 1e9));
+	return o;
+}
+
 static void add_listing(const struct vbd_info *v, void *arg)
 {
 	json_object *o = device_id(v), *f = json_object_new_object();
@@ -139,6 +154,7 @@ static void add_listing(const struct vbd_info *v, void *arg)
 		f, "max_indirect_segments",
 		json_object_new_int(v->features.max_indirect_segments));
 	json_object_object_add(o, "offered", f);
+	json_object_object_add(o, "limit", limit_of(&v->throttle));
 	json_object_array_add(arg, o);
 }
 
@@ -199,6 +215,7 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "in_flight",
 			       json_object_new_uint64(s->in_flight));
 	json_object_object_add(o, "host_errors", host_errors(v));
+	json_object_object_add(o, "limit", limit_of(&v->throttle));
 	stages = json_object_new_object();
 	for (unsigned int st = 0; st < BLK_NR_STAGES; st++)
 		json_object_object_add(stages, blk_stage_name(st),
@@ -259,6 +276,68 @@ static json_object *resize(struct daemon *d, const char *req)
 	return json_object_new_object();
 }
 
+/* One limit as the request gives it: a number, or "-" to keep @keep. */
+static int limit_arg(const char *text, uint64_t keep, uint64_t *out)
+{
+	if (strcmp(text, "-") == 0) {
+		*out = keep;
+		return 0;
+	}
+	return blk_parse_u64(text, UINT64_MAX, out);
+}
+
+struct limit_query {
+	uint32_t domid, devid;
+	bool found;
+	struct blk_throttle_info info;
+};
+
+static void find_limit(const struct vbd_info *v, void *arg)
+{
+	struct limit_query *q = arg;
+
+	if (v->domid == q->domid && v->devid == q->devid) {
+		q->found = true;
+		q->info = v->throttle;
+	}
+}
+
+/*
+ * "limit DOMID/DEVID [IOPS BPS]": set a disk's limits (each a number, 0
+ * for none, or "-" to keep it), then answer those in force; NULL if the
+ * request is not that.
+ */
+static json_object *limit(struct daemon *d, const char *req)
+{
+	struct limit_query q = { 0 };
+	struct blk_throttle_limits l;
+	char iops[24], bps[24], extra, msg[128];
+	int n, ret;
+
+	n = sscanf(req, "limit %" SCNu32 "/%" SCNu32 " %23s %23s %c", &q.domid,
+		   &q.devid, iops, bps, &extra);
+	if (strncmp(req, "limit ", 6) != 0 || (n != 2 && n != 4))
+		return NULL;
+	vbd_visit_all(d, find_limit, &q);
+	if (!q.found)
+		return error_reply("no such device");
+	if (n == 4) {
+		if (limit_arg(iops, q.info.lim.iops, &l.iops) < 0 ||
+		    limit_arg(bps, q.info.lim.bps, &l.bps) < 0)
+			return error_reply("a limit must be a number (0: none) "
+					   "or - (unchanged)");
+		ret = vbd_set_limits(d, q.domid, q.devid, &l);
+		if (ret < 0) {
+			snprintf(msg, sizeof(msg),
+				 "cannot write the limits to xenstore: %s",
+				 strerror(-ret));
+			return error_reply(msg);
+		}
+		vbd_visit_all(d, find_limit, &q);
+	}
+	return limit_of(&q.info);
+}
+
 /* "reload": blkbackd.conf again (see reload.h). */
 static json_object *reload(struct daemon *d)
 {
@@ -279,6 +358,8 @@ static json_object *act(struct daemon *d, const char *req)
 		return log_level(d, level);
 	if (strcmp(req, "reload") == 0)
 		return reload(d);
+	if (strncmp(req, "limit ", 6) == 0)
+		return limit(d, req);
 	return resize(d, req);
 }
 
@@ -311,7 +392,8 @@ static json_object *answer(struct daemon *d, const char *req)
 		json_object_put(reply);
 		return error_reply("unknown request (list, stats "
 				   "[DOMID/DEVID], log-level [LEVEL], resize "
-				   "[DOMID/DEVID], reload)");
+				   "[DOMID/DEVID], reload, limit DOMID/DEVID "
+				   "[IOPS BPS])");
 	}
 	json_object_object_add(reply, "devices", q.devices);
 	return reply;

@@ -10,6 +10,9 @@
  *                        the one in force
  *   resize [DOMID/DEVID] re-read image sizes and publish the changed ones
  *   reload               read blkbackd.conf again (blkbackd/reload.h)
+ *   limit DOMID/DEVID [IOPS BPS]
+ *                        set a disk's I/O limits (0: none, -: unchanged;
+ *                        kept in its xenstore directory), answer them
  *
  * Root-only by default: the socket is created with mode 0600. Served by
  * the main thread, one client at a time, with a short receive timeout so

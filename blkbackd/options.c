@@ -44,6 +44,8 @@ enum option_id {
 	OPT_ID_RING_BUFFER_MIB,
 	OPT_ID_BUFFER_MIB,
 	OPT_ID_ERROR_LOG_INTERVAL,
+	OPT_ID_LIMIT_IOPS,
+	OPT_ID_LIMIT_BANDWIDTH_MIB,
 	OPT_ID_CONFIG,
 	OPT_ID_CHECK_CONFIG,
 	OPT_ID_HELP,
@@ -183,6 +185,21 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.help = "a disk's repeated host I/O errors: one line per SECONDS",
 		.min = 1, .max = 86400, .def = 10,
 		FIELD(FIELD_UINT, error_log_interval),
+	},
+	[OPT_ID_LIMIT_IOPS] = {
+		.name = "limit-iops", .kind = OPT_NUMBER, .metavar = "N",
+		.help = "requests per second per disk, unless its xenstore "
+			"says (0: none)",
+		.min = 0, .max = 10000000, .def = 0,
+		FIELD(FIELD_UINT, limit_iops),
+	},
+	[OPT_ID_LIMIT_BANDWIDTH_MIB] = {
+		.name = "limit-bandwidth-mib", .kind = OPT_NUMBER,
+		.metavar = "N",
+		.help = "MiB per second per disk, unless its xenstore says "
+			"(0: none)",
+		.min = 0, .max = 1048576, .def = 0,
+		FIELD(FIELD_UINT, limit_bandwidth_mib),
 	},
 	[OPT_ID_CONFIG] = {
 		.name = "config", .kind = OPT_PATH, .metavar = "FILE",

@@ -40,6 +40,8 @@ struct options {
 	unsigned int buffer_mib; /* bounce memory for all rings together */
 	unsigned int error_log_interval; /* seconds between error summaries */
 	bool stage_timing; /* time each request's stages */
+	unsigned int limit_iops; /* a disk's default limit, 0: none */
+	unsigned int limit_bandwidth_mib; /* MiB/s, the same */
 	const char *state_dir; /* ring journals; NULL: none */
 	const char *control_socket; /* NULL: <state_dir>/control, if any */
 };

@@ -9,6 +9,7 @@
 #include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
 #include "blkbackd/reload.h"
+#include "blkbackd/vbd.h"
 
 struct reload {
 	struct daemon *d;
@@ -28,6 +29,19 @@ static void apply_error_log_interval(struct daemon *d,
 	host_errors_set_interval(d->host_errors, fresh->error_log_interval);
 }
 
+/* New default I/O limits: for every disk whose xenstore sets none. */
+static void apply_limit_iops(struct daemon *d, const struct options *fresh)
+{
+	d->opts.limit_iops = fresh->limit_iops;
+	vbd_refresh_limits_all(d);
+}
+
+static void apply_limit_bandwidth(struct daemon *d, const struct options *fresh)
+{
+	d->opts.limit_bandwidth_mib = fresh->limit_bandwidth_mib;
+	vbd_refresh_limits_all(d);
+}
+
 /* The settings a reload applies; see reload.h for why only these. */
 static const struct {
 	const char *name;
@@ -35,6 +49,8 @@ static const struct {
 } live_settings[] = {
 	{ "log-level", apply_log_level },
 	{ "error-log-interval", apply_error_log_interval },
+	{ "limit-iops", apply_limit_iops },
+	{ "limit-bandwidth-mib", apply_limit_bandwidth },
 };
 
 static void apply_change(const struct opt_desc *opt, void *arg)

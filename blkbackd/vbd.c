@@ -17,11 +17,13 @@
 #include <string.h>
 
 #include "blkbackd/host-errors.h"
+#include "blkbackd/limits.h"
 #include "blkbackd/log.h"
 #include "blkbackd/stats-log.h"
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
 #include "libblk/image.h"
+#include "libblk/poll.h" /* blk_now_ns() */
 #include "libblk/xenbus.h"
 
 #define VBD_PATH_MAX 192
@@ -58,6 +60,11 @@ struct vbd {
 	bool warned_shrunk;
 	bool stale; /* a watch event came: look again after this batch */
 	unsigned int root; /* its directory: d->be_root[root] */
+	/* Its I/O limits, shared by its queues' rings; see limits.h. */
+	struct blk_throttle throttle;
+	struct blk_throttle_limits limits; /* in force */
+	bool limits_stale; /* its backend changed: read them again */
+	bool limits_bad; /* a malformed limit key was reported */
 };
 
 /* ---- lookup ---- */
@@ -111,6 +118,7 @@ static struct vbd *vbd_new(struct daemon *d, unsigned int root, uint32_t domid,
 	v->cookie = ++d->next_cookie << QUEUE_BITS;
 	v->image.fd = -1;
 	v->root = root;
+	blk_throttle_init(&v->throttle);
 	snprintf(v->name, sizeof(v->name), "%s %" PRIu32 "/%" PRIu32,
 		 root_kind(d, root), domid, devid);
 	snprintf(v->be, sizeof(v->be), "%s/%" PRIu32 "/%" PRIu32,
@@ -216,6 +224,7 @@ static void vbd_forget(struct vbd *v)
 		}
 	}
 	d->nr_vbds--;
+	blk_throttle_destroy(&v->throttle);
 	free(v);
 }
 
@@ -602,6 +611,7 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 			.barrier = v->features.barrier,
 		},
 		.persistent = fe->persistent,
+		.throttle = &v->throttle,
 	};
 
 	for (unsigned int q = 0; q < fe->nr_queues; q++) {
@@ -858,6 +868,72 @@ static void vbd_reconcile(struct vbd *v)
 	}
 }
 
+/* ---- I/O limits ---- */
+
+static void vbd_apply_limits(struct vbd *v, const struct blk_throttle_limits *l)
+{
+	char text[96];
+
+	if (l->iops == v->limits.iops && l->bps == v->limits.bps)
+		return;
+	v->limits = *l;
+	blk_throttle_set(&v->throttle, l);
+	limits_describe(l, text, sizeof(text));
+	log_info("%s: I/O limit %s", v->name, text);
+}
+
+/*
+ * The limits its xenstore keys or the defaults give; a malformed key keeps
+ * the limits in force and is reported once until it changes. A device
+ * whose directory is gone keeps them too: it is being removed.
+ */
+static void vbd_refresh_limits(struct vbd *v)
+{
+	struct blk_throttle_limits l;
+	const char *bad = NULL;
+
+	if (limits_read(v->d->xs, v->be, &v->d->opts, &l, &bad) < 0) {
+		if (!v->limits_bad)
+			log_warn("%s: %s/%s is not a number; the I/O limit "
+				 "stays as it was. Write a number of "
+				 "%s there, 0 for none",
+				 v->name, v->be, bad,
+				 strcmp(bad, BLK_XENBUS_LIMIT_IOPS) == 0
+					 ? "requests per second"
+					 : "bytes per second");
+		v->limits_bad = true;
+		return;
+	}
+	v->limits_bad = false;
+	if (l.iops == v->limits.iops && l.bps == v->limits.bps)
+		return;
+	if (xenbus_read_state(v->d->xs, v->be) != XenbusStateUnknown)
+		vbd_apply_limits(v, &l);
+}
+
+void vbd_refresh_limits_all(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		vbd_refresh_limits(v);
+}
+
+int vbd_set_limits(struct daemon *d, uint32_t domid, uint32_t devid,
+		   const struct blk_throttle_limits *l)
+{
+	struct vbd *v = vbd_find(d, ANY_ROOT, domid, devid);
+	int ret;
+
+	if (!v)
+		return -ENOENT;
+	/* Kept with the device, so that a restarted daemon keeps them. */
+	ret = blk_xenbus_write_limits(d->xs, v->be, l->iops, l->bps);
+	if (ret < 0)
+		return ret;
+	v->limits_bad = false;
+	vbd_apply_limits(v, l);
+	return 0;
+}
+
 /* ---- watch events ---- */
 
 /* A device directory exists when its state node does. */
@@ -885,6 +961,7 @@ static void vbd_device_seen(struct daemon *d, unsigned int root, uint32_t domid,
 		log_debug("%s: new device", v->name);
 	}
 	v->stale = true;
+	v->limits_stale = true;
 }
 
 static char **list_dir(struct daemon *d, const char *path, unsigned int *n)
@@ -1058,6 +1135,10 @@ void vbd_reconcile_stale(struct daemon *d)
 		next = v->next;
 		if (v->stale) {
 			v->stale = false;
+			if (v->limits_stale) {
+				v->limits_stale = false;
+				vbd_refresh_limits(v);
+			}
 			vbd_reconcile(v);
 		}
 	}
@@ -1144,6 +1225,7 @@ void vbd_release_all(struct daemon *d)
 		if (v->image_open)
 			blk_image_close(&v->image);
 		d->vbds = v->next;
+		blk_throttle_destroy(&v->throttle);
 		free(v);
 	}
 	d->nr_vbds = 0;
@@ -1217,6 +1299,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.features = v->features,
 		};
 
+		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);
 		vbd_stats(v, &info.stats);
 		info.nr_host_errors = host_errors_counts(
 			d->host_errors, v->cookie, info.host_errors);

@@ -11,6 +11,7 @@
 #include "blkbackd/daemon.h"
 #include "blkbackd/host-errors.h"
 #include "libblk/stats.h"
+#include "libblk/throttle.h"
 #include "libblk/xenbus.h"
 
 /* Watch tokens. */
@@ -45,6 +46,16 @@ void vbd_check_images(struct daemon *d);
 void vbd_resize_all(struct daemon *d);
 /* The same for one device; -ENOENT when there is none. */
 int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid);
+/*
+ * Set the I/O limits of one device (0: none) and write them to its
+ * backend directory, where they outlive this daemon; -ENOENT when there
+ * is no such device, or -errno from xenstore.
+ */
+int vbd_set_limits(struct daemon *d, uint32_t domid, uint32_t devid,
+		   const struct blk_throttle_limits *l);
+/* Read every device's limits again (the defaults changed). */
+void vbd_refresh_limits_all(struct daemon *d);
+
 /* What a connected ring pair was negotiated with. */
 struct blk_frontend_summary {
 	const char *abi; /* NULL until connected */
@@ -71,6 +82,7 @@ struct vbd_info {
 	/* The host's I/O errors since it was attached, by op and errno. */
 	struct host_error_count host_errors[HOST_ERRORS_MAX_KINDS];
 	unsigned int nr_host_errors;
+	struct blk_throttle_info throttle; /* its I/O limits, time held */
 };
 
 typedef void (*vbd_visit_fn)(const struct vbd_info *info, void *arg);

@@ -99,6 +99,7 @@ struct blk_conn {
 	struct blk_backend *backend; /* borrowed; see libblk/backend.h */
 	bool backend_detached; /* closing: told to stop watching */
 	struct blk_limits limits;
+	struct blk_throttle *throttle; /* borrowed; NULL: unlimited */
 
 	struct blk_io_chunk *chunks; /* the request slots, see conn_grow_ios()
 				      */
@@ -148,6 +149,8 @@ struct blk_engine {
 	struct blk_memory_limits mem;
 	const char *state_dir; /* where ring journals live; NULL: none */
 	bool starved; /* a ring waits for the host's budget: wake up to retry */
+	/* A ring waits for its disk's I/O limit: wake by then (0: none). */
+	uint64_t throttle_wake_ns;
 	bool timing; /* take stage times (blk_engine_set_timing()) */
 	uint64_t pass_ns; /* when this pass woke, if timing */
 	struct blk_poll poll;

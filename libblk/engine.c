@@ -173,6 +173,7 @@ int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 
 	if (ret < 0)
 		return ret;
+	c->throttle = p->throttle;
 	/* Serve whatever the guest queued before we got here. */
 	c->kicked = true;
 	c->next = e->conns;
@@ -433,6 +434,60 @@ static void reap_cqes(struct blk_engine *e)
 	io_uring_cq_advance(&e->uring, seen);
 }
 
+/* ---- per-disk I/O limits (libblk/throttle.h) ---- */
+
+/*
+ * May @c's next request start? When its disk's limit says not yet, the
+ * request stays on the ring, the ring stays kicked, and the engine's sleep
+ * ends no later than the wait (throttle_sleep_ns()).
+ */
+static bool throttle_admits(struct blk_engine *e, struct blk_conn *c)
+{
+	uint64_t now, wait;
+
+	if (!blk_throttle_limited(c->throttle) ||
+	    !blk_ring_has_requests(&c->ring))
+		return true;
+	now = blk_now_ns();
+	wait = blk_throttle_admit(c->throttle, now);
+	if (!wait)
+		return true;
+	if (!e->throttle_wake_ns || now + wait < e->throttle_wake_ns)
+		e->throttle_wake_ns = now + wait;
+	return false;
+}
+
+/*
+ * The data a request moves, as far as its ring slot tells: an indirect
+ * request's segments are read later, so each counts as a full page (what
+ * Linux's blkfront sends). Its checks come later too: a malformed segment
+ * counts nothing here.
+ */
+static uint64_t request_bytes(const struct blk_request *req,
+			      uint32_t sector_size)
+{
+	unsigned int n = req->nr_segments;
+	uint64_t bytes = 0;
+
+	if (blk_request_op(req) == BLKIF_OP_DISCARD)
+		return 0;
+	if (req->operation == BLKIF_OP_INDIRECT)
+		return (uint64_t)n * BLKIF_PAGE_SIZE;
+	if (n > BLKIF_MAX_SEGMENTS_PER_REQUEST)
+		n = BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	for (unsigned int i = 0; i < n; i++)
+		if (req->seg[i].last_sect >= req->seg[i].first_sect)
+			bytes += blk_segment_bytes(&req->seg[i], sector_size);
+	return bytes;
+}
+
+static void throttle_charge(struct blk_conn *c, const struct blk_request *req)
+{
+	if (blk_throttle_limited(c->throttle))
+		blk_throttle_charge(c->throttle,
+				    request_bytes(req, c->limits.sector_size));
+}
+
 /* ---- new requests ---- */
 
 /*
@@ -481,6 +536,8 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 			e->come_back = true;
 			return;
 		}
+		if (!throttle_admits(e, c))
+			return;
 		ret = blk_ring_next_request(&c->ring, &io->req);
 		if (ret < 0) {
 			c->broken = true;
@@ -499,6 +556,7 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 		taken++;
 		segments += io->req.nr_segments;
 		io->slot = blk_ring_req_cons(&c->ring) - 1;
+		throttle_charge(c, &io->req);
 		io_consume(e, c, io);
 	}
 }
@@ -630,14 +688,34 @@ static void trim_idle_buffers(struct blk_engine *e, uint64_t now)
 /* While a ring waits for the host's budget, retry at this interval. */
 #define STARVED_RETRY_NS 1000000ll
 
+/*
+ * How long a sleep may last for the rings held by their disks' limits:
+ * until the earliest may go on, or -1 when none is held.
+ */
+static int64_t throttle_sleep_ns(struct blk_engine *e)
+{
+	uint64_t wake = e->throttle_wake_ns, now;
+
+	if (!wake)
+		return -1;
+	e->throttle_wake_ns = 0;
+	now = blk_now_ns();
+	return wake > now ? (int64_t)(wake - now) : 0;
+}
+
 static int wait_cqe(struct blk_engine *e)
 {
-	struct __kernel_timespec ts = { .tv_nsec = STARVED_RETRY_NS };
+	int64_t timeout = throttle_sleep_ns(e);
+	struct __kernel_timespec ts;
 	struct io_uring_cqe *cqe;
 
-	if (!e->starved)
-		return io_uring_submit_and_wait(&e->uring, 1);
+	if (e->starved && (timeout < 0 || timeout > STARVED_RETRY_NS))
+		timeout = STARVED_RETRY_NS;
 	e->starved = false;
+	if (timeout < 0)
+		return io_uring_submit_and_wait(&e->uring, 1);
+	ts = (struct __kernel_timespec){ .tv_sec = timeout / 1000000000,
+					 .tv_nsec = timeout % 1000000000 };
 	return io_uring_submit_and_wait_timeout(&e->uring, &cqe, 1, &ts, NULL);
 }
 

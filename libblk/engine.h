@@ -27,6 +27,7 @@
 #include "libblk/budget.h"
 #include "libblk/request.h"
 #include "libblk/stats.h"
+#include "libblk/throttle.h"
 
 struct blk_engine;
 struct blk_conn;
@@ -41,6 +42,11 @@ struct blk_conn_params {
 	struct blk_backend *backend;
 	struct blk_limits limits;
 	bool persistent; /* both ends offered feature-persistent */
+	/*
+	 * The disk's I/O limits, shared with its other queues; NULL: none.
+	 * Borrowed until conn_closed(); its limits may change meanwhile.
+	 */
+	struct blk_throttle *throttle;
 	void *owner; /* handed back to the callbacks; never dereferenced */
 };
 

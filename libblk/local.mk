@@ -12,6 +12,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/poll.h libblk/poll.c \
 	libblk/journal.h libblk/journal.c \
 	libblk/stats.h libblk/stats.c \
+	libblk/throttle.h libblk/throttle.c \
 	libblk/conn.c libblk/io.c \
 	libblk/backend.h libblk/backend-file.c \
 	libblk/backend-nbd.h libblk/backend-nbd.c \

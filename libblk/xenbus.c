@@ -175,6 +175,31 @@ static int fill_state(struct xs_handle *xs, xs_transaction_t t, const char *be,
 	return ret;
 }
 
+struct limits_pair {
+	uint64_t iops, bps;
+};
+
+static int fill_limits(struct xs_handle *xs, xs_transaction_t t, const char *be,
+		       const void *arg)
+{
+	const struct limits_pair *l = arg;
+	int ret =
+		write_in(xs, t, be, BLK_XENBUS_LIMIT_IOPS, "%" PRIu64, l->iops);
+
+	if (ret == 0)
+		ret = write_in(xs, t, be, BLK_XENBUS_LIMIT_BPS, "%" PRIu64,
+			       l->bps);
+	return ret;
+}
+
+int blk_xenbus_write_limits(struct xs_handle *xs, const char *be, uint64_t iops,
+			    uint64_t bps)
+{
+	struct limits_pair l = { iops, bps };
+
+	return transact_on_backend(xs, be, fill_limits, &l);
+}
+
 int xenbus_switch_state(struct xs_handle *xs, const char *be,
 			enum xenbus_state state, const char *error)
 {

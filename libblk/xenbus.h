@@ -235,4 +235,16 @@ bool blk_xenbus_online(struct xs_handle *xs, const char *be);
  */
 int blk_xenbus_parse_id(const char *s, const char **end, uint32_t *out);
 
+/*
+ * A disk's I/O limits (libblk/throttle.h) in its backend directory, which
+ * only the backend's domain may write: requests and bytes per second,
+ * decimal, 0 or absent for none (blkbackd(8), "I/O limits").
+ */
+#define BLK_XENBUS_LIMIT_IOPS "limit-iops"
+#define BLK_XENBUS_LIMIT_BPS "limit-bytes-per-second"
+
+/* Write both limits, in one transaction; -ENOENT when @be is gone. */
+int blk_xenbus_write_limits(struct xs_handle *xs, const char *be, uint64_t iops,
+			    uint64_t bps);
+
 #endif /* LIBBLK_XENBUS_H */

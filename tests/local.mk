@@ -76,6 +76,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-barrier.sh \
 	tests/vbd-readonly.sh \
 	tests/vbd-resize.sh \
+	tests/vbd-limits.sh \
 	tests/vbd-reload.sh \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \

@@ -40,6 +40,9 @@ static void usage(FILE *out)
 		"  resize [DOMID/DEVID] re-read image sizes, tell the guests "
 		"of new ones\n"
 		"  reload               read blkbackd.conf again\n"
+		"  limit DOMID/DEVID [--iops N] [--bw N[K|M|G]]\n"
+		"                       show or set a disk's I/O limits "
+		"(0: none)\n"
 		"Options:\n"
 		"  -s, --socket PATH    the daemon's control socket (default "
 		"%s)\n"
@@ -51,6 +54,9 @@ static void usage(FILE *out)
 		"on "
 		"stdin/stdout\n"
 		"                       (a socket-activated service)\n"
+		"      --iops N         limit: requests per second\n"
+		"      --bw N           limit: bytes per second (K, M, G: "
+		"KiB, MiB, GiB)\n"
 		"  -h, --help, -V, --version\n",
 		BLKBACKD_CONTROL_SOCKET);
 }
@@ -211,10 +217,33 @@ static void print_host_errors(json_object *d)
 	printf("\n");
 }
 
+static double dbl(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v)
+						     : 0;
+}
+
+/* "limit 500 requests/s, 1048576 bytes/s; held back 3.2 s" */
+static void print_limit(json_object *limit)
+{
+	int64_t iops = num(limit, "iops"), bps = num(limit, "bytes_per_second");
+
+	printf("limit ");
+	if (!iops && !bps)
+		printf("none");
+	if (iops)
+		printf("%" PRId64 " requests/s", iops);
+	if (bps)
+		printf("%s%" PRId64 " bytes/s", iops ? ", " : "", bps);
+	printf("; held back %.1f s\n", dbl(limit, "throttled_seconds"));
+}
+
 static void print_stats(json_object *devices)
 {
 	for (size_t i = 0; i < json_object_array_length(devices); i++) {
-		json_object *d = json_object_array_get_idx(devices, i);
+		json_object *d = json_object_array_get_idx(devices, i), *limit;
 
 		printf("%s\n", str(d, "name"));
 		print_op(d, "read");
@@ -226,6 +255,10 @@ static void print_stats(json_object *devices)
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
 		       num(d, "merged"), num(d, "in_flight"));
 		print_host_errors(d);
+		if (json_object_object_get_ex(d, "limit", &limit)) {
+			printf("  ");
+			print_limit(limit);
+		}
 		print_stages(d);
 	}
 }
@@ -241,6 +274,7 @@ static const struct command commands[] = {
 	{ "list", 0, 0, NULL },	      { "stats", 0, 1, NULL },
 	{ "metrics", 0, 0, "stats" }, { "log-level", 0, 1, NULL },
 	{ "resize", 0, 1, NULL },     { "reload", 0, 0, NULL },
+	{ "limit", 1, 1, NULL },
 };
 
 static const struct command *find_command(int argc, char **argv)
@@ -284,6 +318,48 @@ static int print_metrics(json_object *devices, const char *textfile)
 		fprintf(stderr, "blkbackctl: cannot write %s: %s\n", textfile,
 			strerror(-ret));
 	return ret < 0 ? 1 : 0;
+}
+
+/*
+ * A bandwidth: a number of bytes, or of KiB, MiB or GiB with a K, M or G
+ * after it. Returns 0, or -1 for anything else.
+ */
+static int parse_bytes(const char *text, uint64_t *out)
+{
+	static const char units[] = "KMG";
+	const char *unit;
+	char *end;
+	uint64_t n;
+
+	if (text[0] < '0' || text[0] > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	if (errno || end == text)
+		return -1;
+	if (*end) {
+		unit = strchr(units, *end);
+		if (!unit || end[1])
+			return -1;
+		for (long i = 0; i <= unit - units; i++) {
+			if (n > UINT64_MAX / 1024)
+				return -1;
+			n *= 1024;
+		}
+	}
+	*out = n;
+	return 0;
+}
+
+/* "limit D/V IOPS BPS", "-" for the one not given; "limit D/V" to show. */
+static void limit_request(const char *dev, const char *iops, const char *bw,
+			  char *buf, size_t len)
+{
+	if (!iops && !bw)
+		snprintf(buf, len, "limit %s", dev);
+	else
+		snprintf(buf, len, "limit %s %s %s", dev, iops ? iops : "-",
+			 bw ? bw : "-");
 }
 
 /* metrics --http: answer one scrape on stdin and stdout (see http.h). */
@@ -333,6 +409,10 @@ static int print_reply(const struct command *cmd, json_object *reply,
 		printf("%s\n", str(reply, "log_level"));
 		return 0;
 	}
+	if (strcmp(cmd->name, "limit") == 0) {
+		print_limit(reply);
+		return 0;
+	}
 	/* Nothing to say: done. */
 	if (!strcmp(cmd->name, "resize") || !strcmp(cmd->name, "reload"))
 		return 0;
@@ -354,11 +434,16 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "textfile", required_argument, NULL, 't' },
 		{ "http", no_argument, NULL, 'H' },
+		{ "iops", required_argument, NULL, 'I' },
+		{ "bw", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = BLKBACKD_CONTROL_SOCKET, *textfile = NULL;
+	const char *iops = NULL, *bw = NULL;
+	char bw_bytes[24];
+	uint64_t n;
 	const struct command *cmd;
 	json_object *reply, *err;
 	char request[128], *text;
@@ -379,6 +464,29 @@ int main(int argc, char **argv)
 		case 'H':
 			http = true;
 			break;
+		case 'I':
+			if (parse_bytes(optarg, &n) < 0 ||
+			    strpbrk(optarg, "KMG")) {
+				fprintf(stderr,
+					"blkbackctl: --iops %s: give a number "
+					"of requests per second, 0 for none\n",
+					optarg);
+				return 2;
+			}
+			iops = optarg;
+			break;
+		case 'B':
+			if (parse_bytes(optarg, &n) < 0) {
+				fprintf(stderr,
+					"blkbackctl: --bw %s: give bytes per "
+					"second, with K, M or G for KiB, MiB "
+					"or GiB; 0 for none\n",
+					optarg);
+				return 2;
+			}
+			snprintf(bw_bytes, sizeof(bw_bytes), "%" PRIu64, n);
+			bw = bw_bytes;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -392,14 +500,19 @@ int main(int argc, char **argv)
 	}
 	cmd = find_command(argc - optind, argv + optind);
 	if (!cmd || ((textfile || http) && strcmp(cmd->name, "metrics")) ||
+	    ((iops || bw) && strcmp(cmd->name, "limit")) ||
 	    (http && (textfile || json))) {
 		usage(stderr);
 		return 2;
 	}
 	if (http)
 		return serve_http(path);
-	make_request(cmd, argc - optind, argv + optind, request,
-		     sizeof(request));
+	if (strcmp(cmd->name, "limit") == 0)
+		limit_request(argv[optind + 1], iops, bw, request,
+			      sizeof(request));
+	else
+		make_request(cmd, argc - optind, argv + optind, request,
+			     sizeof(request));
 	text = ask(path, request);
 	if (!text)
 		return 1;

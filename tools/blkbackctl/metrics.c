@@ -168,6 +168,20 @@ static void put_stages(FILE *out, const char *name, json_object *dev,
 			put_stage(out, name, dev, stages[s], t);
 }
 
+/* A gauge from the limit object's @field (0: no limit). */
+static void put_limit(FILE *out, const char *name, json_object *dev,
+		      const char *field)
+{
+	put_sample(out, name, dev, NULL, counter(member(dev, "limit"), field));
+}
+
+static void put_throttled(FILE *out, const char *name, json_object *dev,
+			  const char *field)
+{
+	put_series(out, name, dev, NULL);
+	fprintf(out, "} %.9g\n", real(member(dev, "limit"), field));
+}
+
 /* The families, in the order written; blkbackctl(8) lists them. */
 static const struct family {
 	const char *name, *type, *help;
@@ -200,6 +214,15 @@ static const struct family {
 	  "Time requests spent in each of the daemon's stages (only with "
 	  "blkbackd --stage-timing).",
 	  put_stages, "stages_us" },
+	{ "blkbackd_limit_iops", "gauge",
+	  "The disk's I/O limit in requests per second (0: none).", put_limit,
+	  "iops" },
+	{ "blkbackd_limit_bytes_per_second", "gauge",
+	  "The disk's I/O limit in bytes per second (0: none).", put_limit,
+	  "bytes_per_second" },
+	{ "blkbackd_throttled_seconds_total", "counter",
+	  "Time the disk's I/O limit held its guest's requests back.",
+	  put_throttled, "throttled_seconds" },
 };
 
 int metrics_write(FILE *out, json_object *devices)
