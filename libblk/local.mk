@@ -19,7 +19,8 @@ libblk_libblk_la_SOURCES = \
 	libblk/backend-rbd.h libblk/backend-rbd.c \
 	libblk/parse.h libblk/parse.c \
 	libblk/dynlib.h libblk/dynlib.c \
-	libblk/xenbus.h libblk/xenbus.c libblk/xenbus-toolstack.c
+	libblk/xenbus.h libblk/xenbus.c libblk/xenbus-toolstack.c \
+	libblk/toolstack.h libblk/toolstack.c
 libblk_libblk_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) $(NBD_CFLAGS)
 libblk_libblk_la_LIBADD = $(XENSTORE_LIBS) $(XENEVTCHN_LIBS) \

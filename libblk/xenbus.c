@@ -100,6 +100,15 @@ static int write_in(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 	return xs_write(xs, t, path, val, (unsigned int)ret) ? 0 : -errno;
 }
 
+int xenbus_mkdir(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		 struct xs_permissions *perms, unsigned int n)
+{
+	if (!xs_mkdir(xs, t, path) ||
+	    !xs_set_permissions(xs, t, path, perms, n))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 int xenbus_transact(struct xs_handle *xs,
 		    int (*fn)(struct xs_handle *xs, xs_transaction_t t,
 			      void *arg),

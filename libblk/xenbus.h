@@ -49,6 +49,9 @@ int xenbus_printf(struct xs_handle *xs, xs_transaction_t t, const char *path,
 int xenbus_vprintf(struct xs_handle *xs, xs_transaction_t t, const char *path,
 		   const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
+/* mkdir @path with @perms (@n of them), in @t (libxl__xs_mknod). */
+int xenbus_mkdir(struct xs_handle *xs, xs_transaction_t t, const char *path,
+		 struct xs_permissions *perms, unsigned int n);
 /* Does @path exist? */
 bool xenbus_exists(struct xs_handle *xs, const char *path);
 

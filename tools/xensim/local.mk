@@ -108,6 +108,7 @@ tests_xensim_reallink_LDADD = $(XENGNTTAB_LIBS) $(XENEVTCHN_LIBS)
 noinst_LTLIBRARIES += tools/xensim/libxensim-guest.la
 tools_xensim_libxensim_guest_la_SOURCES = \
 	libblk/xenbus.c libblk/xenbus.h \
+	libblk/toolstack.c libblk/toolstack.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h \
 	tools/xensim/frontend.c tools/xensim/frontend.h \
 	tools/xensim/workload.c tools/xensim/workload-checks.c \

@@ -19,14 +19,6 @@
 /* Where xl looks for hotplug scripts. */
 #define TOOLSTACK_DEFAULT_SCRIPT "/etc/xen/scripts/blkbackd"
 
-/*
- * The device number Xen derives from a virtual device name: xvd[a-p][1-15]
- * → (202 << 8) | disk << 4 | part, larger xvd names → 1 << 28 | disk << 8 |
- * part, hd[a-d], sd[a-p], "dDpP" and plain numbers as libxl accepts them.
- * -EINVAL for a name Xen would refuse.
- */
-int toolstack_vdev_to_devid(const char *vdev, uint32_t *devid);
-
 int toolstack_domain_create(struct xs_handle *xs, const char *simdir,
 			    uint32_t domid, uint32_t mem_mb);
 /*

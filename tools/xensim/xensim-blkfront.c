@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libblk/toolstack.h"
 #include "tools/xensim/frontend.h"
 #include "tools/xensim/toolstack.h"
 #include "tools/xensim/workload.h"
@@ -481,7 +482,7 @@ int main(int argc, char **argv)
 			cfg.nr_data_pages, MAX_DATA_PAGES);
 		return 2;
 	}
-	if (toolstack_vdev_to_devid(o.vdev, &cfg.devid) < 0) {
+	if (blk_vdev_to_devid(o.vdev, &cfg.devid) < 0) {
 		fprintf(stderr, "xensim-blkfront: invalid vdev %s\n", o.vdev);
 		return 2;
 	}

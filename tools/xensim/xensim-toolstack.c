@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "libblk/parse.h"
+#include "libblk/toolstack.h"
 #include "tools/xensim/toolstack.h"
 #include "tools/xensim/xensim.h"
 
@@ -175,7 +176,7 @@ static int cmd_devid(char **args, int nargs)
 {
 	uint32_t devid;
 
-	if (nargs != 1 || toolstack_vdev_to_devid(args[0], &devid) < 0) {
+	if (nargs != 1 || blk_vdev_to_devid(args[0], &devid) < 0) {
 		fprintf(stderr, "xensim-toolstack: invalid vdev\n");
 		return 2;
 	}
