@@ -81,6 +81,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-restart.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
+	tests/blkbackctl-attach.sh \
 	tests/blkbackctl-metrics.sh \
 	tests/blkbackctl-log-level.sh \
 	tests/blkbackctl-completion.sh \

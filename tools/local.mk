@@ -38,10 +38,14 @@ EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh
 sbin_PROGRAMS += tools/blkbackctl/blkbackctl
 tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
 	tools/blkbackctl/metrics.h tools/blkbackctl/metrics.c \
-	tools/blkbackctl/http.h tools/blkbackctl/http.c
+	tools/blkbackctl/http.h tools/blkbackctl/http.c \
+	tools/blkbackctl/attach.h tools/blkbackctl/attach.c \
+	libblk/toolstack.h libblk/toolstack.c \
+	libblk/xenbus.h libblk/xenbus.c libblk/parse.h libblk/parse.c
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
+	$(XENSTORE_CFLAGS) \
 	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
-tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS)
+tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS) $(XENSTORE_LIBS)
 # Installed as "blkbackctl", the name bash-completion loads it by.
 dist_bashcompletion_DATA = tools/blkbackctl/completion/blkbackctl
 

@@ -17,7 +17,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <xen/xen.h> /* DOMID_FIRST_RESERVED */
 
+#include "libblk/parse.h"
+#include "tools/blkbackctl/attach.h"
 #include "tools/blkbackctl/http.h"
 #include "tools/blkbackctl/metrics.h"
 
@@ -43,6 +46,11 @@ static void usage(FILE *out)
 		"  limit DOMID/DEVID [--iops N] [--bw N[K|M|G]]\n"
 		"                       show or set a disk's I/O limits "
 		"(0: none)\n"
+		"  attach DOMID IMAGE [VDEV] [--readonly] [--cdrom] "
+		"[--no-discard]\n"
+		"                       give a guest no xl manages a disk "
+		"(VDEV: xvda)\n"
+		"  detach DOMID VDEV    take it away again\n"
 		"Options:\n"
 		"  -s, --socket PATH    the daemon's control socket (default "
 		"%s)\n"
@@ -57,6 +65,11 @@ static void usage(FILE *out)
 		"      --iops N         limit: requests per second\n"
 		"      --bw N           limit: bytes per second (K, M, G: "
 		"KiB, MiB, GiB)\n"
+		"  -r, --readonly       attach: read-only (--cdrom: as a "
+		"CD-ROM)\n"
+		"      --no-discard     attach: offer no discard\n"
+		"      --timeout S      attach, detach: wait S seconds for "
+		"blkbackd (10)\n"
 		"  -h, --help, -V, --version\n",
 		BLKBACKD_CONTROL_SOCKET);
 }
@@ -274,7 +287,8 @@ static const struct command commands[] = {
 	{ "list", 0, 0, NULL },	      { "stats", 0, 1, NULL },
 	{ "metrics", 0, 0, "stats" }, { "log-level", 0, 1, NULL },
 	{ "resize", 0, 1, NULL },     { "reload", 0, 0, NULL },
-	{ "limit", 1, 1, NULL },
+	{ "limit", 1, 1, NULL },      { "attach", 2, 3, NULL },
+	{ "detach", 2, 2, NULL },
 };
 
 static const struct command *find_command(int argc, char **argv)
@@ -362,6 +376,23 @@ static void limit_request(const char *dev, const char *iops, const char *bw,
 			 bw ? bw : "-");
 }
 
+/* attach and detach talk to xenstore, not to the daemon (attach.h). */
+static int plug_command(const struct command *cmd, char **args,
+			const struct attach_options *o)
+{
+	uint64_t domid;
+
+	if (blk_parse_u64(args[1], DOMID_FIRST_RESERVED - 1, &domid) < 0) {
+		fprintf(stderr, "blkbackctl: '%s' is not a domain id\n",
+			args[1]);
+		return 2;
+	}
+	if (strcmp(cmd->name, "detach") == 0)
+		return detach_disk((uint32_t)domid, args[2], o->timeout_s);
+	return attach_disk((uint32_t)domid, args[2], args[3] ? args[3] : "xvda",
+			   o);
+}
+
 /* metrics --http: answer one scrape on stdin and stdout (see http.h). */
 static int serve_http(const char *path)
 {
@@ -436,12 +467,18 @@ int main(int argc, char **argv)
 		{ "http", no_argument, NULL, 'H' },
 		{ "iops", required_argument, NULL, 'I' },
 		{ "bw", required_argument, NULL, 'B' },
+		{ "readonly", no_argument, NULL, 'r' },
+		{ "cdrom", no_argument, NULL, 'C' },
+		{ "no-discard", no_argument, NULL, 'D' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = BLKBACKD_CONTROL_SOCKET, *textfile = NULL;
 	const char *iops = NULL, *bw = NULL;
+	struct attach_options plug = { .timeout_s = ATTACH_DEFAULT_TIMEOUT_S };
+	bool plug_opts = false;
 	char bw_bytes[24];
 	uint64_t n;
 	const struct command *cmd;
@@ -450,7 +487,8 @@ int main(int argc, char **argv)
 	bool json = false, http = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:jt:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:jt:rhV", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 's':
 			path = optarg;
@@ -487,6 +525,25 @@ int main(int argc, char **argv)
 			snprintf(bw_bytes, sizeof(bw_bytes), "%" PRIu64, n);
 			bw = bw_bytes;
 			break;
+		case 'r':
+			plug.readonly = plug_opts = true;
+			break;
+		case 'C':
+			plug.cdrom = plug_opts = true;
+			break;
+		case 'D':
+			plug.no_discard = plug_opts = true;
+			break;
+		case 'T':
+			if (blk_parse_u64(optarg, 3600, &n) < 0 || !n) {
+				fprintf(stderr,
+					"blkbackctl: --timeout %s: give "
+					"seconds, 1 to 3600\n",
+					optarg);
+				return 2;
+			}
+			plug.timeout_s = (unsigned int)n;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -501,12 +558,15 @@ int main(int argc, char **argv)
 	cmd = find_command(argc - optind, argv + optind);
 	if (!cmd || ((textfile || http) && strcmp(cmd->name, "metrics")) ||
 	    ((iops || bw) && strcmp(cmd->name, "limit")) ||
+	    (plug_opts && strcmp(cmd->name, "attach")) ||
 	    (http && (textfile || json))) {
 		usage(stderr);
 		return 2;
 	}
 	if (http)
 		return serve_http(path);
+	if (!strcmp(cmd->name, "attach") || !strcmp(cmd->name, "detach"))
+		return plug_command(cmd, argv + optind, &plug);
 	if (strcmp(cmd->name, "limit") == 0)
 		limit_request(argv[optind + 1], iops, bw, request,
 			      sizeof(request));

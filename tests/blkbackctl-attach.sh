@@ -1,0 +1,86 @@
+#!/bin/sh
+# blkbackctl attach and detach give a guest that no xl manages a disk and
+# take it away: attach writes both xenstore trees as libxl does (keys,
+# states, permissions), waits for blkbackd to offer the disk, and the
+# guest then does verified I/O on it; detach closes it, removes both
+# trees, and leaves the daemon holding nothing of it. The mistakes an
+# operator can make are refused with a message, and leave no nodes.
+. "$top_srcdir/tests/lib.sh"
+requires xenstore-ls
+xensim_setup
+start_daemon
+BLKBACKCTL=$top_builddir/tools/blkbackctl/blkbackctl
+be=$(be_path 3 51728)
+fe=$(fe_path 3 51728)
+
+# must_fail REGEX ARGS...: blkbackctl ARGS fails, saying REGEX.
+must_fail() {
+	mf_regex=$1
+	shift
+	"$BLKBACKCTL" "$@" >"$WORK/ctl.out" 2>&1 &&
+		fail "blkbackctl $* succeeded: $(cat "$WORK/ctl.out")"
+	grep -q -- "$mf_regex" "$WORK/ctl.out" ||
+		fail "blkbackctl $*: said '$(cat "$WORK/ctl.out")'"
+}
+# holds_image IMG: the daemon has IMG open.
+holds_image() { ls -l "/proc/$DAEMON_PID/fd" 2>/dev/null | grep -q -- "$1"; }
+# perms PATH: the node's permissions as xenstore-ls -p shows them
+perms() { xenstore-ls -p "$(dirname "$1")" | sed -n "s/^$(basename "$1") = .*(\(.*\))\$/\1/p"; }
+
+guest 3 32M
+# A relative image path reaches the daemon made absolute.
+(cd "$WORK" && "$BLKBACKCTL" attach 3 d3.img xvdb) >"$WORK/attach.out" 2>&1 ||
+	fail "attach failed: $(cat "$WORK/attach.out")"
+note "$(cat "$WORK/attach.out")"
+assert_node "$be/state" 2
+assert_node "$be/params" "$WORK/d3.img"
+assert_node "$be/frontend" "$fe"
+assert_node "$be/frontend-id" 3
+assert_node "$be/mode" w
+assert_node "$be/online" 1
+assert_node "$be/dev" xvdb
+assert_node "$fe/backend" "$be"
+assert_node "$fe/backend-id" 0
+assert_node "$fe/virtual-device" 51728
+assert_node "$fe/state" 1
+# No toolstack runs a hotplug script for it: there must be no script node,
+# or blkbackd would wait for its hotplug-status for ever.
+xs_read "$be/script" >/dev/null && fail "attach wrote a script node"
+# libxl's permissions: each end owns its tree and may read the other's.
+[ "$(perms "$be")" = "n0,r3" ] || fail "backend permissions: $(perms "$be")"
+[ "$(perms "$fe")" = "n3,r0" ] || fail "frontend permissions: $(perms "$fe")"
+
+blkfront 3 --vdev xvdb --ops 500 --verify >/dev/null
+grep -q "verified OK" "$WORK/front-3.out" || fail "no verified I/O"
+
+must_fail "already has a device xvdb" attach 3 "$WORK/d3.img" xvdb
+must_fail "there is no domain 9" attach 9 "$WORK/d3.img"
+must_fail "not a virtual device name" attach 3 "$WORK/d3.img" floppy
+must_fail "cannot open image $WORK/missing.img" attach 3 "$WORK/missing.img" xvdc
+xenbus_gone=$(be_path 3 51744)
+xs_read "$xenbus_gone/state" >/dev/null &&
+	fail "a refused attach left its nodes behind"
+
+"$BLKBACKCTL" detach 3 xvdb >"$WORK/detach.out" 2>&1 ||
+	fail "detach failed: $(cat "$WORK/detach.out")"
+xs_read "$be/state" >/dev/null && fail "detach left $be"
+xs_read "$fe/state" >/dev/null && fail "detach left $fe"
+n=50
+while holds_image "$WORK/d3.img" && [ $n -gt 0 ]; do
+	sleep 0.1
+	n=$((n - 1))
+done
+holds_image "$WORK/d3.img" && fail "the daemon still holds d3.img"
+must_fail "has no device xvdb" detach 3 xvdb
+
+# Read-only, and attached again after the detach: the guest reads the
+# image back and cannot write it.
+write_pattern "$WORK/d3.img" 65536 31
+"$BLKBACKCTL" attach --readonly 3 "$WORK/d3.img" xvdb >/dev/null 2>&1 ||
+	fail "read-only attach failed"
+assert_node "$be/mode" r
+blkfront 3 --vdev xvdb --check readonly --preexisting --seed 31 --ops 300 \
+	>/dev/null
+"$BLKBACKCTL" detach 3 xvdb || fail "second detach failed"
+assert_daemon_alive
+finish
