@@ -1,8 +1,8 @@
 #!/bin/sh
 # blkbackctl's bash completion, as bash runs it on <Tab>: the commands,
-# the options, the log levels, and after `stats` and `resize` the devices
-# the running daemon serves, asked through the socket given on the command
-# line.
+# the options, the log levels, and after `stats`, `resize` and `limit` the
+# devices the running daemon serves, asked through the socket given on the
+# command line; after `detach` their domains, then that domain's devices.
 . "$top_srcdir/tests/lib.sh"
 requires bash
 COMPLETION=$top_srcdir/tools/blkbackctl/completion/blkbackctl
@@ -36,14 +36,18 @@ expect() {
 	[ "$got" = "$want" ] || fail_later "blkbackctl $* <Tab>: '$got', wanted '$want'"
 }
 
-expect "list log-level metrics reload resize stats " ""
-expect "list log-level " l
+expect "attach detach limit list log-level metrics reload resize stats " ""
+expect "limit list log-level " l
 expect "reload resize " re
 expect "--json " --j
 expect "debug " log-level d
 expect "debug err info notice warning " log-level ""
 expect "1/51712 7/51728 " --socket "$SOCKET" stats ""
 expect "1/51712 7/51728 " --socket "$SOCKET" resize ""
+expect "1/51712 7/51728 " --socket "$SOCKET" limit --iops 5 ""
+expect "1 7 " --socket "$SOCKET" detach ""
+expect "51728 " --socket "$SOCKET" detach 7 ""
+expect "" --socket "$SOCKET" limit 1/51712 --bw ""
 # bash hands "--socket=PATH" over as three words.
 expect "7/51728 " --socket = "$SOCKET" stats 7
 expect "" --socket "$SOCKET" stats 1/51712 ""

@@ -3,9 +3,12 @@
 # it: a disk limited by blkbackd.conf's default runs at its IOPS limit
 # while its unlimited neighbour on the same worker (its xenstore key says
 # 0) runs far faster; `blkbackctl limit` then gives the first a bandwidth
-# limit, which it meets; and a limit changed under a running guest takes
-# effect at once. Every run is verified, and no request fails. The
-# tolerances are wide: this runs on small, loaded hosts.
+# limit, which it meets, while the daemon sleeps rather than spins; a
+# limit changed under a running guest takes effect at once; and one that
+# an operator's hotplug script writes is in force before the guest
+# connects; a reload applies new defaults to the disks that have none of
+# their own. Every run is verified, and no request fails. The tolerances
+# are wide: this runs on small, loaded hosts.
 . "$top_srcdir/tests/lib.sh"
 requires python3 xenstore-write
 xensim_setup
@@ -23,12 +26,17 @@ field() { sed -n "s|.*$2.*|\\1|p" "$1" | head -n1; }
 within() { # VALUE LOW HIGH: is LOW <= VALUE <= HIGH?
 	python3 -c "import sys; v,l,h=map(float,sys.argv[1:]); sys.exit(not l<=v<=h)" "$@"
 }
-# requests DOMID/DEVID: every request the daemon has answered for it
+# requests DOMID/DEVID: "COUNT TIME", every request the daemon has
+# answered for it, and when it was asked
 requests() {
 	$CTL --json stats "$1" >"$WORK/req.json" || fail "stats $1 failed"
+	rq_t=$(date +%s.%N)
 	json "$WORK/req.json" \
 		"sum(d['devices'][0][o]['requests'] for o in ('read','write','flush'))"
+	echo "$rq_t"
 }
+# rate COUNT1 TIME1 COUNT2 TIME2: requests per second between the two
+rate() { python3 -c "import sys; a,t,b,u=map(float,sys.argv[1:]); print(int((b-a)/(u-t)))" "$@"; }
 # cpu_ticks: the daemon's user and system time so far, in clock ticks
 cpu_ticks() { sed 's/^.*) //' "/proc/$DAEMON_PID/stat" | awk '{ print $12 + $13 }'; }
 no_errors() { # DOMID/DEVID
@@ -99,20 +107,64 @@ $CTL limit 1/51712 --iops 100 --bw 0 >/dev/null || fail "limit failed"
 blkfront_bg 1 --seconds 9 --depth 8 --verify
 p1=$BG_PID
 sleep 2
-a=$(requests 1/51712)
+a=$(requests 1/51712 | tr "\n" " ")
 sleep 2
-b=$(requests 1/51712)
+b=$(requests 1/51712 | tr "\n" " ")
 $CTL limit 1/51712 --iops 400 >/dev/null || fail "limit failed"
 sleep 1
-c=$(requests 1/51712)
+c=$(requests 1/51712 | tr "\n" " ")
 sleep 2
-e=$(requests 1/51712)
+e=$(requests 1/51712 | tr "\n" " ")
 blkfront_wait 1 "$p1"
-slow=$(((b - a) / 2))
-fast=$(((e - c) / 2))
+# shellcheck disable=SC2086
+slow=$(rate $a $b)
+fast=$(rate $c $e)
 note "live change: $slow IOPS at a limit of 100, then $fast at 400"
 within "$slow" 60 140 || fail "$slow IOPS under a limit of 100"
 within "$fast" 240 560 || fail "$fast IOPS after the limit became 400"
+
+# 4. A limit from the disk line: a hotplug script of the operator's own
+# (blkbackd(8), I/O LIMITS) writes it before the guest connects.
+if [ -x "$HOTPLUG" ]; then
+	cat >"$WORK/blkbackd-slow" <<EOF
+#!/bin/sh
+[ "\$1" = add ] && xenstore-write "\$XENBUS_PATH/limit-iops" 50 \\
+	"\$XENBUS_PATH/limit-bytes-per-second" 1048576
+exec "$HOTPLUG" "\$@"
+EOF
+	chmod +x "$WORK/blkbackd-slow"
+	guest 3 16M
+	attach 3 xvda "$WORK/d3.img" --script "$WORK/blkbackd-slow"
+	blkfront 3 --ops 50 --verify >/dev/null
+	# The limit in force when it connected: the last set before that.
+	grep "vbd 3/51712: \(I/O limit\|connected\)" "$WORK/blkbackd.log" |
+		sed -n '/connected/{x;p;q};h' |
+		grep -q "I/O limit 50 requests/s, 1048576 bytes/s" ||
+		fail "the hotplug script's limit did not come before the guest connected"
+	no_errors 3/51712
+fi
+
+# 5. A reload applies new defaults to the disks whose xenstore sets none,
+# and only to them.
+guest 4 16M
+attach 4
+wait_file_line "$WORK/blkbackd.log" "vbd 4/51712: I/O limit $IOPS requests/s" 10 ||
+	fail "dom 4 did not take the default limit"
+printf 'limit-iops = 300\nlimit-bandwidth-mib = 7\n' >"$WORK/blkbackd.conf"
+$CTL reload || fail "reload failed"
+$CTL --json list >"$WORK/l2.json" || fail "list failed"
+limit_of() { json "$WORK/l2.json" "[(x['limit']['iops'], x['limit']['bytes_per_second']) for x in d['devices'] if x['domid']==$1][0]"; }
+[ "$(limit_of 4)" = "(300, 7340032)" ] ||
+	fail "after the reload dom 4's limit is $(limit_of 4)"
+[ "$(limit_of 1)" = "(400, 0)" ] ||
+	fail "the reload changed dom 1's own limit to $(limit_of 1)"
+# A key that is no number is reported, and the limit stays.
+xenstore-write "$(be_path 4)/limit-iops" lots || fail "xenstore-write failed"
+wait_file_line "$WORK/blkbackd.log" "vbd 4/51712: .*/limit-iops is not a number" 10 ||
+	fail "a malformed limit-iops was not reported"
+$CTL --json list >"$WORK/l2.json" || fail "list failed"
+[ "$(limit_of 4)" = "(300, 7340032)" ] ||
+	fail "a malformed key changed dom 4's limit to $(limit_of 4)"
 
 no_errors 1/51712
 no_errors 2/51712
