@@ -1,8 +1,8 @@
 # Unit tests of libblk's pure logic.
 TESTS += tests/test-request tests/test-ring tests/test-ring-random \
-	tests/test-parse
+	tests/test-parse tests/test-throttle
 check_PROGRAMS += tests/test-request tests/test-ring tests/test-ring-random \
-	tests/test-parse
+	tests/test-parse tests/test-throttle
 EXTRA_DIST += tests/check.h
 tests_test_request_SOURCES = tests/test-request.c tests/check.h
 tests_test_request_LDADD = libblk/libblk.la
@@ -12,6 +12,8 @@ tests_test_ring_random_SOURCES = tests/test-ring-random.c tests/check.h
 tests_test_ring_random_LDADD = libblk/libblk.la
 tests_test_parse_SOURCES = tests/test-parse.c tests/check.h
 tests_test_parse_LDADD = libblk/libblk.la
+tests_test_throttle_SOURCES = tests/test-throttle.c tests/check.h
+tests_test_throttle_LDADD = libblk/libblk.la
 
 # The xenstore module's readers and parsers, against the real xenstored.
 TESTS += tests/xenbus-nodes.sh
