@@ -7,8 +7,9 @@
 # limit changed under a running guest takes effect at once; and one that
 # an operator's hotplug script writes is in force before the guest
 # connects; a reload applies new defaults to the disks that have none of
-# their own. Every run is verified, and no request fails. The tolerances
-# are wide: this runs on small, loaded hosts.
+# their own; a restarted daemon keeps the limits, and a disk's two
+# queues on two workers share one. Every run is verified, and no request
+# fails. The tolerances are wide: this runs on small, loaded hosts.
 . "$top_srcdir/tests/lib.sh"
 requires python3 xenstore-write
 xensim_setup
@@ -168,5 +169,22 @@ $CTL --json list >"$WORK/l2.json" || fail "list failed"
 
 no_errors 1/51712
 no_errors 2/51712
+
+# 6. The limits live in xenstore: a restarted daemon keeps them. Two
+# queues, on two workers, share one limit.
+restart_daemon --config "$WORK/blkbackd.conf" --workers 2
+$CTL limit 1/51712 >"$WORK/limit.out" || fail "limit 1/51712 failed"
+grep -q "^limit 400 requests/s;" "$WORK/limit.out" ||
+	fail "after a restart dom 1's limit is: $(cat "$WORK/limit.out")"
+$CTL limit 1/51712 --iops 120 >/dev/null || fail "limit failed"
+blkfront 1 --seconds 5 --depth 8 --queues 2 --verify >/dev/null
+grep -q "connected: .* 2 queues" "$WORK/front-1.out" ||
+	fail "dom 1 did not get two queues: $(connected_line 1)"
+grep -q "vbd 1/51712: queue 1 on worker 1" "$WORK/blkbackd.log" ||
+	fail "dom 1's queues are not on two workers"
+i1=$(field "$WORK/front-1.out" 'IOPS \([0-9]*\),')
+note "two queues limited to 120 together: $i1 IOPS"
+within "$i1" 72 168 || fail "two queues ran $i1 IOPS under a limit of 120"
+no_errors 1/51712
 assert_daemon_alive
 finish
