@@ -23,7 +23,12 @@ must_fail() {
 		fail "blkbackctl $*: said '$(cat "$WORK/ctl.out")'"
 }
 # holds_image IMG: the daemon has IMG open.
-holds_image() { ls -l "/proc/$DAEMON_PID/fd" 2>/dev/null | grep -q -- "$1"; }
+holds_image() {
+	for hi_fd in "/proc/$DAEMON_PID/fd/"*; do
+		[ "$(readlink "$hi_fd")" = "$1" ] && return 0
+	done
+	return 1
+}
 # perms PATH: the node's permissions as xenstore-ls -p shows them
 perms() { xenstore-ls -p "$(dirname "$1")" | sed -n "s/^$(basename "$1") = .*(\(.*\))\$/\1/p"; }
 
@@ -61,6 +66,8 @@ xenbus_gone=$(be_path 3 51744)
 xs_read "$xenbus_gone/state" >/dev/null &&
 	fail "a refused attach left its nodes behind"
 
+# The check below sees the image while the device is attached.
+holds_image "$WORK/d3.img" || fail "cannot see the daemon holding d3.img"
 "$BLKBACKCTL" detach 3 xvdb >"$WORK/detach.out" 2>&1 ||
 	fail "detach failed: $(cat "$WORK/detach.out")"
 xs_read "$be/state" >/dev/null && fail "detach left $be"

@@ -117,9 +117,8 @@ c=$(requests 1/51712 | tr "\n" " ")
 sleep 2
 e=$(requests 1/51712 | tr "\n" " ")
 blkfront_wait 1 "$p1"
-# shellcheck disable=SC2086
-slow=$(rate $a $b)
-fast=$(rate $c $e)
+# shellcheck disable=SC2086 # each is "COUNT TIME"
+slow=$(rate $a $b) fast=$(rate $c $e)
 note "live change: $slow IOPS at a limit of 100, then $fast at 400"
 within "$slow" 60 140 || fail "$slow IOPS under a limit of 100"
 within "$fast" 240 560 || fail "$fast IOPS after the limit became 400"
