@@ -3,8 +3,10 @@
 # take it away: attach writes both xenstore trees as libxl does (keys,
 # states, permissions), waits for blkbackd to offer the disk, and the
 # guest then does verified I/O on it; detach closes it, removes both
-# trees, and leaves the daemon holding nothing of it. The mistakes an
-# operator can make are refused with a message, and leave no nodes.
+# trees, and leaves the daemon holding nothing of it, also under a
+# connected guest. The mistakes an operator can make, and a daemon that
+# does not answer, end in a message and leave no nodes (a detach that
+# times out removes them all the same, as xl does).
 . "$top_srcdir/tests/lib.sh"
 requires xenstore-ls
 xensim_setup
@@ -28,6 +30,19 @@ holds_image() {
 		[ "$(readlink "$hi_fd")" = "$1" ] && return 0
 	done
 	return 1
+}
+# assert_gone WHAT: both trees are gone, and within 5 s so is the
+# daemon's descriptor of the image.
+assert_gone() {
+	xs_read "$be/state" >/dev/null && fail "$1 left $be"
+	xs_read "$fe/state" >/dev/null && fail "$1 left $fe"
+	ag_n=50
+	while holds_image "$WORK/d3.img" && [ $ag_n -gt 0 ]; do
+		sleep 0.1
+		ag_n=$((ag_n - 1))
+	done
+	holds_image "$WORK/d3.img" && fail "after $1 the daemon still holds d3.img"
+	return 0
 }
 # perms PATH: the node's permissions as xenstore-ls -p shows them
 perms() { xenstore-ls -p "$(dirname "$1")" | sed -n "s/^$(basename "$1") = .*(\(.*\))\$/\1/p"; }
@@ -70,14 +85,7 @@ xs_read "$xenbus_gone/state" >/dev/null &&
 holds_image "$WORK/d3.img" || fail "cannot see the daemon holding d3.img"
 "$BLKBACKCTL" detach 3 xvdb >"$WORK/detach.out" 2>&1 ||
 	fail "detach failed: $(cat "$WORK/detach.out")"
-xs_read "$be/state" >/dev/null && fail "detach left $be"
-xs_read "$fe/state" >/dev/null && fail "detach left $fe"
-n=50
-while holds_image "$WORK/d3.img" && [ $n -gt 0 ]; do
-	sleep 0.1
-	n=$((n - 1))
-done
-holds_image "$WORK/d3.img" && fail "the daemon still holds d3.img"
+assert_gone "detach"
 must_fail "has no device xvdb" detach 3 xvdb
 
 # Read-only, and attached again after the detach: the guest reads the
@@ -89,5 +97,35 @@ assert_node "$be/mode" r
 blkfront 3 --vdev xvdb --check readonly --preexisting --seed 31 --ops 300 \
 	>/dev/null
 "$BLKBACKCTL" detach 3 xvdb || fail "second detach failed"
+
+# Detached under a connected guest: the guest lets go, then the trees go.
+"$BLKBACKCTL" attach 3 "$WORK/d3.img" xvdb >/dev/null 2>&1 ||
+	fail "third attach failed"
+hold_start 3 --vdev xvdb --hold
+hold_wait CONNECTED 15
+"$BLKBACKCTL" detach 3 xvdb >"$WORK/detach.out" 2>&1 ||
+	fail "detach under a connected guest failed: $(cat "$WORK/detach.out")"
+xs_read "$be/state" >/dev/null && fail "detach left $be"
+# The simulated guest may find the trees gone before it saw state 6 (as
+# under xl, which removes them at once): only what the host holds counts.
+exec 3>&-
+wait "$HOLD_PID"
+wait_released 3 5 || fail "grants/ports still held after detach: $(stat_of 3)"
+
+# A daemon that does not answer: attach gives up in time and cleans up.
+kill -STOP "$DAEMON_PID"
+must_fail "blkbackd did not take vbd 3/51728 within 1 s" \
+	attach --timeout 1 3 "$WORK/d3.img" xvdb
+kill -CONT "$DAEMON_PID"
+xs_read "$be/state" >/dev/null && fail "a timed-out attach left $be"
+# And detach removes the trees after its timeout, as xl does; the daemon,
+# back, lets the image go.
+"$BLKBACKCTL" attach 3 "$WORK/d3.img" xvdb >/dev/null 2>&1 ||
+	fail "attach after the timeout failed"
+kill -STOP "$DAEMON_PID"
+must_fail "blkbackd did not close vbd 3/51728 within 1 s.*removed anyway" \
+	detach --timeout 1 3 xvdb
+kill -CONT "$DAEMON_PID"
+assert_gone "a timed-out detach"
 assert_daemon_alive
 finish
