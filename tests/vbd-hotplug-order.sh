@@ -42,18 +42,21 @@ front_bg() {
 	BG_PIDS="$BG_PIDS $front"
 }
 
-# still_waiting DOMID: for 1.5 s, while the script has not run yet, the
-# backend stays in InitWait, and the frontend is ready and waits for it.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# still_waiting DOMID: for 1.5 s by the clock (the scripts run 4 s or more
+# after InitWait, room for a loaded host's slow polls), while the script
+# has not run yet, the backend stays in InitWait, and the frontend is
+# ready and waits for it.
 still_waiting() {
-	n=15
-	while [ "$n" -gt 0 ]; do
+	sw_end=$(($(now_ms) + 1500))
+	while [ "$(now_ms)" -lt "$sw_end" ]; do
 		[ -e "$WORK/state-at-add" ] &&
 			fail "dom $1: the script ran too early"
 		st=$(xs_read "$(be_path "$1")/state")
 		[ "$st" = 2 ] ||
 			fail "dom $1: backend in state $st before the hotplug script ran"
 		sleep 0.1
-		n=$((n - 1))
 	done
 	assert_node "$(fe_path "$1")/state" 3
 }
@@ -74,16 +77,16 @@ finished() {
 		fail "dom $1: not verified"
 }
 
-note "the frontend is ready 2 s before the script runs"
+note "the frontend is ready 4 s before the script runs"
 guest 1 8M
-slow_attach 1 2000
+slow_attach 1 4000
 front_bg 1
 still_waiting 1
 finished 1
 
 note "the daemon is restarted while the device waits for its script"
 guest 2 8M
-slow_attach 2 3000
+slow_attach 2 5000
 front_bg 2
 still_waiting 2
 kill -KILL "$DAEMON_PID"
