@@ -144,6 +144,7 @@ cleanup() {
 		kill "$DAEMON_PID" 2>/dev/null
 		wait "$DAEMON_PID" 2>/dev/null
 	fi
+	valgrind_verdict || rc=1
 	for h in $SIM_HOSTS; do
 		"$XENSIM_HOST" stop "$WORK/$h" >/dev/null 2>&1
 	done
@@ -209,9 +210,48 @@ xensim_setup() {
 
 # ---- the daemon ----
 
+# With BLKBACKD_VALGRIND=1 (make check-valgrind) every daemon runs under
+# valgrind's memcheck, each into its own $WORK/valgrind.PID.log, which
+# valgrind_verdict reads when the test ends. Valgrind before 3.23 never
+# lets another thread run while one sleeps in io_uring_enter(2) (its bug
+# 428364), so the daemon's workers then sleep in poll(2) instead
+# (tests/vg-uring-wait.c).
+valgrind_prefix() {
+	VALGRIND_PREFIX=
+	[ -n "${BLKBACKD_VALGRIND:-}" ] || return 0
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	vg_ver=$(valgrind --version | sed 's/^valgrind-//')
+	vg_preload=
+	if [ "$(printf '%s\n3.23\n' "$vg_ver" | sort -V | head -n1)" != 3.23 ]; then
+		vg_preload=$top_builddir/tests/.libs/vg-uring-wait.so
+		[ -f "$vg_preload" ] || hard_error "$vg_preload not built"
+	fi
+	VALGRIND_PREFIX="env ${vg_preload:+LD_PRELOAD=$vg_preload} valgrind -q
+		--tool=memcheck --leak-check=full --show-leak-kinds=definite,possible
+		--errors-for-leak-kinds=definite,possible --track-origins=yes
+		--log-file=$WORK/valgrind.%p.log"
+}
+
+# valgrind_verdict: under BLKBACKD_VALGRIND, fail when memcheck reported
+# an error or a leak in any daemon this test ran (a daemon the test killed
+# with SIGKILL has no leak summary, but its errors are there).
+valgrind_verdict() {
+	[ -n "${BLKBACKD_VALGRIND:-}" ] && [ -n "$WORK" ] || return 0
+	for vg_log in "$WORK"/valgrind.*.log; do
+		[ -s "$vg_log" ] || continue
+		printf 'FAIL: %s: memcheck found errors in the daemon:\n' "$T" >&2
+		cat "$vg_log" >&2
+		return 1
+	done
+	return 0
+}
+
 # Start blkbackd with extra options; its stderr goes to blkbackd.log.
 start_daemon() {
+	valgrind_prefix
+	# shellcheck disable=SC2086 # the prefix is words, or nothing
 	LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		$VALGRIND_PREFIX \
 		"$BLKBACKD" --log-level debug --state-dir "$WORK/state" "$@" \
 		2>>"$WORK/blkbackd.log" &
 	DAEMON_PID=$!

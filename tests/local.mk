@@ -115,3 +115,27 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/lib-ceph.sh
 # cachestat(2) probe for tests/vbd-flush.sh.
 check_PROGRAMS += tests/it-cachestat
 tests_it_cachestat_SOURCES = tests/it-cachestat.c
+
+# make check-valgrind: a representative part of the integration tests with
+# the daemon under valgrind's memcheck (tests/lib.sh, valgrind_prefix); any
+# error or leak fails the test. vg-uring-wait.so makes valgrind before 3.23
+# able to run the daemon at all (tests/vg-uring-wait.c).
+check_LTLIBRARIES = tests/vg-uring-wait.la
+tests_vg_uring_wait_la_SOURCES = tests/vg-uring-wait.c
+tests_vg_uring_wait_la_CFLAGS = $(AM_CFLAGS) $(URING_CFLAGS)
+tests_vg_uring_wait_la_LIBADD = $(URING_LIBS) -ldl
+# -rpath: a shared object, although it is never installed.
+tests_vg_uring_wait_la_LDFLAGS = -module -avoid-version -shared \
+	-no-undefined -rpath '$(abs_builddir)'
+VALGRIND_TESTS = \
+	tests/vbd-data.sh \
+	tests/vbd-flush.sh \
+	tests/vbd-multiqueue.sh \
+	tests/vbd-detach.sh \
+	tests/vbd-restart.sh \
+	tests/vbd-attacks.sh
+
+check-valgrind:
+	BLKBACKD_VALGRIND=1 $(MAKE) $(AM_MAKEFLAGS) check \
+		TESTS='$(VALGRIND_TESTS)'
+.PHONY: check-valgrind
