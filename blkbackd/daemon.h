@@ -6,6 +6,7 @@
 #ifndef BLKBACKD_DAEMON_H
 #define BLKBACKD_DAEMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <xenstore.h>
 
@@ -36,6 +37,8 @@ struct daemon {
 	struct worker **workers;
 	unsigned int nr_workers;
 	int broken_fd[2]; /* workers report broken rings here */
+	int closed_fd; /* eventfd: workers closed rings (vbd_rings_closed()) */
+	bool stopping; /* shutting down: closed rings end their devices */
 	struct host_errors *host_errors; /* shared with the workers */
 
 	struct vbd *vbds;

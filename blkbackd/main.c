@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -107,7 +108,8 @@ static int start_workers(struct daemon *d)
 	if (!d->workers)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < n; i++) {
-		ret = worker_start(&d->workers[i], i, d->broken_fd[1], &cfg);
+		ret = worker_start(&d->workers[i], i, d->broken_fd[1],
+				   d->closed_fd, &cfg);
 		if (ret < 0) {
 			log_err("cannot start I/O worker %u: %s%s", i,
 				strerror(-ret),
@@ -210,6 +212,15 @@ static void drain_broken(struct daemon *d)
 		vbd_ring_broken(d, cookie);
 }
 
+static void drain_closed(struct daemon *d)
+{
+	uint64_t count;
+
+	if (read(d->closed_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_err("reading the workers' closed rings: %m");
+	vbd_rings_closed(d);
+}
+
 static void notify_status(struct daemon *d)
 {
 	sd_notifyf(0, "STATUS=serving %u device%s", d->nr_vbds,
@@ -276,11 +287,12 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 /* Returns the signal that ended the loop, or -errno. */
 static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 {
-	struct pollfd fds[4] = {
+	struct pollfd fds[5] = {
 		{ .fd = xs_fileno(d->xs), .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
 		{ .fd = d->broken_fd[0], .events = POLLIN },
 		{ .fd = control_fd, .events = POLLIN }, /* ignored when -1 */
+		{ .fd = d->closed_fd, .events = POLLIN },
 	};
 	unsigned int last_count = ~0u;
 	struct timers t;
@@ -294,7 +306,7 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 			last_count = d->nr_vbds;
 			notify_status(d);
 		}
-		if (poll(fds, 4, timeout_ms) < 0) {
+		if (poll(fds, 5, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -314,8 +326,11 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 				return (int)si.ssi_signo;
 			daemon_reload(d);
 		}
+		/* Before the closed rings: their last news is no longer due. */
 		if (fds[2].revents)
 			drain_broken(d);
+		if (fds[4].revents)
+			drain_closed(d);
 		if (fds[3].revents)
 			control_serve_one(d, control_fd);
 		if (fds[0].revents)
@@ -386,6 +401,9 @@ static int run(struct daemon *d)
 	}
 	if (pipe2(d->broken_fd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
+	d->closed_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->closed_fd < 0)
+		return -errno;
 	ret = make_state_dir(d->opts.state_dir);
 	if (ret < 0)
 		return ret;
@@ -422,6 +440,7 @@ static int run(struct daemon *d)
 		log_err("main loop failed: %s", strerror(-ret));
 	vbd_release_all(d);
 	stop_workers(d);
+	close(d->closed_fd);
 	host_errors_destroy(d->host_errors);
 	xs_close(d->xs);
 	close(sig_fd);
@@ -432,7 +451,8 @@ int main(int argc, char **argv)
 {
 	struct daemon d = { .argc = argc,
 			    .argv = argv,
-			    .broken_fd = { -1, -1 } };
+			    .broken_fd = { -1, -1 },
+			    .closed_fd = -1 };
 	int ret;
 
 	/* Configuration errors reach the journal with their priority too. */

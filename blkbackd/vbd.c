@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blkbackd/host-errors.h"
 #include "blkbackd/limits.h"
@@ -52,6 +54,13 @@ struct vbd {
 	/* Where each queue's I/O goes; ours, lent to its worker. */
 	struct blk_backend *backend[BLK_MAX_QUEUES];
 	unsigned int nr_queues;
+	/*
+	 * Queues whose rings are still closing (vbd_disconnect_as()): the
+	 * device waits for them, and their counters are summed in @final.
+	 */
+	unsigned int closing;
+	struct blk_stats *final;
+	bool forget; /* freed once its rings are closed */
 	struct blk_frontend_summary link; /* as negotiated at Connected */
 	char image_path[VBD_PATH_MAX];
 	bool domain_gone;
@@ -143,22 +152,50 @@ static void vbd_stats(struct vbd *v, struct blk_stats *sum)
 	}
 }
 
-/* Answer started I/O, then unmap and unbind every queue's ring. */
-static void vbd_disconnect_as(struct vbd *v, enum blk_disconnect_mode mode)
+/*
+ * One queue's ring is closed: its backend goes. After the last one the
+ * device has no ring, and true is returned.
+ */
+static bool vbd_queue_closed(struct vbd *v, unsigned int q,
+			     const struct blk_stats *final)
 {
-	struct blk_stats sum;
-
-	if (!v->nr_queues)
-		return;
-	vbd_stats(v, &sum);
-	for (unsigned int q = 0; q < v->nr_queues; q++) {
-		worker_disconnect(v->queue[q], queue_cookie(v, q), mode);
-		blk_backend_destroy(v->backend[q]);
-		v->backend[q] = NULL;
-	}
+	blk_backend_destroy(v->backend[q]);
+	v->backend[q] = NULL;
+	if (v->final && final)
+		blk_stats_add(v->final, final);
+	if (--v->closing)
+		return false;
 	v->nr_queues = 0;
 	log_info("%s: disconnected", v->name);
-	stats_log(v->name, &sum);
+	if (v->final)
+		stats_log(v->name, v->final);
+	free(v->final);
+	v->final = NULL;
+	return true;
+}
+
+/*
+ * Ask every queue's worker to answer its started I/O, then unmap and
+ * unbind its ring, and return at once: a guest with deep queues on slow
+ * storage must not hold up the others' attach and detach. Until
+ * vbd_rings_closed() has seen the last ring closed, v->closing says so
+ * and the device waits.
+ */
+static void vbd_disconnect_as(struct vbd *v, enum blk_disconnect_mode mode)
+{
+	unsigned int n = v->nr_queues;
+
+	if (!n || v->closing)
+		return;
+	/* Its counters are logged once all are in; without memory, not. */
+	v->final = calloc(1, sizeof(*v->final));
+	v->closing = n;
+	for (unsigned int q = 0; q < n; q++) {
+		struct worker *w = v->queue[q];
+
+		if (worker_disconnect(w, queue_cookie(v, q), mode) < 0)
+			vbd_queue_closed(v, q, NULL);
+	}
 }
 
 /* The guest is going away: what was not started is answered as failed. */
@@ -205,12 +242,19 @@ static void vbd_unwatch_frontend(struct vbd *v)
 	v->fe_state[0] = '\0';
 }
 
-/* Stop serving @v and free it. Its xenstore nodes stay: libxl owns them. */
+/*
+ * Stop serving @v and free it, once its rings are closed. Its xenstore
+ * nodes stay: libxl owns them.
+ */
 static void vbd_forget(struct vbd *v)
 {
 	struct daemon *d = v->d;
 
 	vbd_disconnect(v);
+	if (v->closing) {
+		v->forget = true;
+		return;
+	}
 	vbd_unwatch_frontend(v);
 	host_errors_remove_disk(d->host_errors, v->cookie);
 	if (v->image_open) {
@@ -730,7 +774,10 @@ static bool vbd_online(struct vbd *v)
  */
 static bool vbd_closed(struct vbd *v, enum xenbus_state be_state)
 {
+	/* Closed tells the guest its pages are free: not before. */
 	vbd_disconnect(v);
+	if (v->closing)
+		return false;
 	vbd_switch(v, be_state, XenbusStateClosed);
 	if (vbd_online(v) && !v->domain_gone)
 		return false;
@@ -786,9 +833,13 @@ static void vbd_failed_changed(struct vbd *v, enum xenbus_state be_state,
 
 static void vbd_reconcile(struct vbd *v)
 {
-	enum xenbus_state be_state = xenbus_read_state(v->d->xs, v->be);
+	enum xenbus_state be_state;
 	enum xenbus_state fe_state;
 
+	/* Looked at again when its last ring has closed. */
+	if (v->closing)
+		return;
+	be_state = xenbus_read_state(v->d->xs, v->be);
 	if (be_state == XenbusStateUnknown) {
 		/* The toolstack removed the device. */
 		vbd_forget(v);
@@ -1164,7 +1215,8 @@ void vbd_ring_broken(struct daemon *d, uint64_t cookie)
 {
 	struct vbd *v = vbd_by_cookie(d, cookie);
 
-	if (v)
+	/* A ring closing or closed already is no news. */
+	if (v && v->nr_queues && !v->closing)
 		vbd_fail(v, "the guest broke the ring protocol (request "
 			    "indexes out of range); ring disconnected");
 }
@@ -1187,7 +1239,7 @@ static void vbd_resize(struct vbd *v)
 		return;
 	log_info("%s: image resized from %" PRIu64 " to %" PRIu64 " sectors",
 		 v->name, old, v->image.sectors);
-	if (!v->nr_queues)
+	if (!v->nr_queues || v->closing)
 		return;
 	for (unsigned int q = 0; q < v->nr_queues; q++)
 		worker_resize(v->queue[q], queue_cookie(v, q), vbd_capacity(v));
@@ -1213,13 +1265,76 @@ int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid)
 	return 0;
 }
 
+/* A ring of a device closed: the device goes on once all have. */
+static void vbd_ring_closed(void *arg, uint64_t cookie,
+			    const struct blk_stats *final)
+{
+	struct daemon *d = arg;
+	struct vbd *v = vbd_by_cookie(d, cookie);
+	unsigned int q = cookie & ((1ull << QUEUE_BITS) - 1);
+	unsigned int root;
+	uint32_t domid, devid;
+
+	if (!v || !vbd_queue_closed(v, q, final) || d->stopping)
+		return;
+	if (!v->forget) {
+		v->stale = true;
+		return;
+	}
+	/* The toolstack may have made the device anew meanwhile. */
+	root = v->root;
+	domid = v->fe_domid;
+	devid = v->devid;
+	vbd_forget(v);
+	vbd_device_seen(d, root, domid, devid);
+}
+
+void vbd_rings_closed(struct daemon *d)
+{
+	for (unsigned int i = 0; i < d->nr_workers; i++)
+		worker_take_closed(d->workers[i], vbd_ring_closed, d);
+	if (!d->stopping)
+		vbd_reconcile_stale(d);
+}
+
+static bool vbd_any_closing(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		if (v->closing)
+			return true;
+	return false;
+}
+
+/*
+ * Shutdown: every ring is closed, and waited for here (the guests stay:
+ * a pause, not an error, blkbackd(8)); devices whose detach was still
+ * under way finish it first.
+ */
+static void vbd_close_all_rings(struct daemon *d)
+{
+	struct pollfd pfd = { .fd = d->closed_fd, .events = POLLIN };
+	uint64_t count;
+
+	d->stopping = true;
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		vbd_disconnect_as(v, BLK_DISCONNECT_STOP);
+	/* Leaving earlier would free backends the workers still use. */
+	while (vbd_any_closing(d)) {
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			log_err("waiting for the rings to close: %m");
+		if (read(d->closed_fd, &count, sizeof(count)) < 0 &&
+		    errno != EAGAIN)
+			log_err("reading the workers' closed rings: %m");
+		vbd_rings_closed(d);
+	}
+}
+
 void vbd_release_all(struct daemon *d)
 {
+	vbd_close_all_rings(d);
 	while (d->vbds) {
 		struct vbd *v = d->vbds;
 
-		/* The guest stays: a pause, not an error (blkbackd(8)). */
-		vbd_disconnect_as(v, BLK_DISCONNECT_STOP);
 		vbd_unwatch_frontend(v);
 		host_errors_remove_disk(d->host_errors, v->cookie);
 		if (v->image_open)
@@ -1286,7 +1401,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.name = v->name,
 			.vdev = v->vdev,
 			.image = v->image_path,
-			.connected = v->nr_queues > 0,
+			.connected = v->nr_queues > 0 && !v->closing,
 			.failed = v->failed,
 			.nr_queues = v->nr_queues,
 			.link = v->link,

@@ -31,6 +31,11 @@ void vbd_frontend_changed(struct daemon *d, const char *path);
 void vbd_reconcile_stale(struct daemon *d);
 /* A domain died: devices whose frontend is gone are torn down. */
 void vbd_domains_released(struct daemon *d);
+/*
+ * Workers closed rings (d->closed_fd was read): each device whose last
+ * ring closed moves on (Closed, freed, or offered again).
+ */
+void vbd_rings_closed(struct daemon *d);
 /* A worker found the ring with @cookie broken by its guest. */
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 /*

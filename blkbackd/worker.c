@@ -31,6 +31,8 @@ struct cmd {
 	int result;
 	bool done;
 	struct cmd *next;
+	/* CMD_DISCONNECT: the ring's counters when it closed. */
+	struct blk_stats final;
 };
 
 /* A ring this worker serves, found again by its cookie. */
@@ -47,17 +49,21 @@ struct worker {
 	pthread_t thread;
 	int cmd_fd; /* eventfd: commands queued */
 	int broken_fd;
+	int closed_fd; /* eventfd: rings closed, see worker_take_closed() */
 
-	pthread_mutex_t lock; /* protects queue and cmd->done */
+	pthread_mutex_t lock; /* protects queue, closed and cmd->done */
 	pthread_cond_t cond;
 	struct cmd *queue;
+	struct cmd *closed; /* disconnects done, newest first */
 
 	/* Owned by the worker thread. */
 	struct blk_engine *engine;
 	struct ring_slot *rings;
 	bool stopping;
 
-	unsigned int nr_rings; /* main thread's count */
+	/* The main thread's: its count, and each ring's disconnect. */
+	unsigned int nr_rings;
+	struct cmd *goodbyes;
 };
 
 static const uint64_t CMD_TAG = 1;
@@ -71,8 +77,8 @@ static void cmd_complete(struct worker *w, struct cmd *c, int result)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Queue @c and wait until the worker thread completes it. */
-static int cmd_run(struct worker *w, struct cmd *c)
+/* Hand @c to the worker thread. */
+static int cmd_queue(struct worker *w, struct cmd *c)
 {
 	uint64_t one = 1;
 
@@ -82,6 +88,16 @@ static int cmd_run(struct worker *w, struct cmd *c)
 	pthread_mutex_unlock(&w->lock);
 	if (write(w->cmd_fd, &one, sizeof(one)) != sizeof(one))
 		return -errno;
+	return 0;
+}
+
+/* Queue @c and wait until the worker thread completes it. */
+static int cmd_run(struct worker *w, struct cmd *c)
+{
+	int ret = cmd_queue(w, c);
+
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&w->lock);
 	while (!c->done)
 		pthread_cond_wait(&w->cond, &w->lock);
@@ -120,16 +136,30 @@ static void do_connect(struct worker *w, struct cmd *c)
 	cmd_complete(w, c, 0);
 }
 
+/* Give the main thread a finished disconnect (worker_take_closed()). */
+static void report_closed(struct worker *w, struct cmd *c)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->lock);
+	c->next = w->closed;
+	w->closed = c;
+	pthread_mutex_unlock(&w->lock);
+	/* An eventfd write fails only when its count would overflow. */
+	if (write(w->closed_fd, &one, sizeof(one)) != sizeof(one))
+		log_err("worker %u: cannot report a closed ring: %m", w->index);
+}
+
 static void do_disconnect(struct worker *w, struct cmd *c)
 {
 	struct ring_slot **pp = find_slot(w, c->cookie);
 
 	if (!pp) {
-		cmd_complete(w, c, -ENOENT);
+		report_closed(w, c);
 		return;
 	}
 	(*pp)->closing = c;
-	/* conn_closed() completes the command, now or after draining. */
+	/* conn_closed() reports it, now or after draining. */
 	blk_engine_disconnect(w->engine, (*pp)->conn, c->mode);
 }
 
@@ -212,7 +242,8 @@ static void on_conn_broken(void *arg, void *owner, int err)
 		log_err("worker %u: cannot report a broken ring: %m", w->index);
 }
 
-static void on_conn_closed(void *arg, void *owner)
+static void on_conn_closed(void *arg, void *owner,
+			   const struct blk_stats *final)
 {
 	struct worker *w = arg;
 	struct ring_slot **pp = find_slot(w, (uint64_t)(uintptr_t)owner);
@@ -222,8 +253,10 @@ static void on_conn_closed(void *arg, void *owner)
 		return;
 	slot = *pp;
 	*pp = slot->next;
-	if (slot->closing)
-		cmd_complete(w, slot->closing, 0);
+	if (slot->closing) {
+		slot->closing->final = *final;
+		report_closed(w, slot->closing);
+	}
 	free(slot);
 }
 
@@ -299,7 +332,7 @@ static void *worker_boot(void *arg)
 }
 
 int worker_start(struct worker **out, unsigned int index, int broken_fd,
-		 const struct worker_config *cfg)
+		 int closed_fd, const struct worker_config *cfg)
 {
 	struct worker *w = calloc(1, sizeof(*w));
 	struct start_ctx ctx = { .w = w };
@@ -310,6 +343,7 @@ int worker_start(struct worker **out, unsigned int index, int broken_fd,
 	w->index = index;
 	w->cfg = *cfg;
 	w->broken_fd = broken_fd;
+	w->closed_fd = closed_fd;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	w->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -351,25 +385,64 @@ void worker_stop(struct worker *w)
 	free(w);
 }
 
+/*
+ * Each ring's disconnect is allocated with it, so that closing it cannot
+ * fail for want of memory.
+ */
 int worker_connect(struct worker *w, const struct blk_conn_params *p)
 {
 	struct cmd c = { .type = CMD_CONNECT, .params = p };
-	int ret = cmd_run(w, &c);
+	struct cmd *bye = calloc(1, sizeof(*bye));
+	int ret;
 
-	if (ret == 0)
-		w->nr_rings++;
-	return ret;
+	if (!bye)
+		return -ENOMEM;
+	ret = cmd_run(w, &c);
+	if (ret < 0) {
+		free(bye);
+		return ret;
+	}
+	bye->type = CMD_DISCONNECT;
+	bye->cookie = (uint64_t)(uintptr_t)p->owner;
+	bye->next = w->goodbyes;
+	w->goodbyes = bye;
+	w->nr_rings++;
+	return 0;
 }
 
-void worker_disconnect(struct worker *w, uint64_t cookie,
-		       enum blk_disconnect_mode mode)
+int worker_disconnect(struct worker *w, uint64_t cookie,
+		      enum blk_disconnect_mode mode)
 {
-	struct cmd c = { .type = CMD_DISCONNECT,
-			 .cookie = cookie,
-			 .mode = mode };
+	struct cmd **pp = &w->goodbyes, *bye;
 
-	if (cmd_run(w, &c) == 0)
+	while (*pp && (*pp)->cookie != cookie)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return -ENOENT;
+	bye = *pp;
+	*pp = bye->next;
+	bye->mode = mode;
+	/* Queued even if the wake-up failed: the next command's finds it. */
+	if (cmd_queue(w, bye) < 0)
+		log_err("worker %u: cannot wake it for a disconnect: %m",
+			w->index);
+	return 0;
+}
+
+void worker_take_closed(struct worker *w, worker_closed_fn fn, void *arg)
+{
+	struct cmd *list, *next;
+
+	pthread_mutex_lock(&w->lock);
+	list = w->closed;
+	w->closed = NULL;
+	pthread_mutex_unlock(&w->lock);
+	for (; list; list = next) {
+		next = list->next;
 		w->nr_rings--;
+		fn(arg, list->cookie, &list->final);
+		free(list);
+	}
 }
 
 void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors)

@@ -28,22 +28,38 @@ struct worker_config {
 
 /*
  * Start worker @index. A ring the guest breaks is reported by writing its
- * 64-bit cookie (blk_conn_params.owner) to @broken_fd.
+ * 64-bit cookie (blk_conn_params.owner) to @broken_fd; a ring closed by
+ * worker_disconnect() by adding one to the eventfd @closed_fd (several
+ * workers may share it).
  */
 int worker_start(struct worker **out, unsigned int index, int broken_fd,
-		 const struct worker_config *cfg);
+		 int closed_fd, const struct worker_config *cfg);
 /* Stop and join the thread; every ring must have been disconnected. */
 void worker_stop(struct worker *w);
 
 /* Connect a ring on this worker; waits for the result. */
 int worker_connect(struct worker *w, const struct blk_conn_params *p);
 /*
- * Disconnect the ring whose owner cookie is @cookie (see
- * blk_engine_disconnect() for @mode); returns once its started I/O was
- * answered, the ring unmapped and the event channel unbound.
+ * Start disconnecting the ring whose owner cookie is @cookie (see
+ * blk_engine_disconnect() for @mode), and return at once: storage that is
+ * slow to answer the ring's started I/O holds up that ring alone. Once
+ * that I/O was answered, the ring unmapped and the event channel unbound,
+ * the worker signals closed_fd, and worker_take_closed() hands the ring
+ * over; its backend is borrowed until then. -ENOENT when this worker was
+ * never given the ring or is closing it already. Main thread.
  */
-void worker_disconnect(struct worker *w, uint64_t cookie,
-		       enum blk_disconnect_mode mode);
+int worker_disconnect(struct worker *w, uint64_t cookie,
+		      enum blk_disconnect_mode mode);
+
+/* A ring closed, with its counters at the end. */
+typedef void (*worker_closed_fn)(void *arg, uint64_t cookie,
+				 const struct blk_stats *final);
+
+/*
+ * Call @fn for every ring of this worker that closed since the last call.
+ * Main thread, once closed_fd was read; @fn may connect and disconnect.
+ */
+void worker_take_closed(struct worker *w, worker_closed_fn fn, void *arg);
 
 /* Tell the ring with @cookie its image now has @sectors sectors. */
 void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors);

@@ -186,6 +186,9 @@ int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 static void finish_close(struct blk_engine *e, struct blk_conn *c)
 {
 	void *owner = c->owner;
+	struct blk_stats final;
+
+	blk_engine_conn_stats(c, &final);
 
 	if (e->serve_from == c)
 		e->serve_from = c->next;
@@ -197,7 +200,7 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 	}
 	e->nr_conns--;
 	conn_destroy(c);
-	e->ops->conn_closed(e->arg, owner);
+	e->ops->conn_closed(e->arg, owner, &final);
 }
 
 /*

@@ -60,9 +60,11 @@ struct blk_engine_ops {
 	void (*conn_broken)(void *arg, void *owner, int err);
 	/*
 	 * A disconnect finished: in-flight I/O was answered, the ring is
-	 * unmapped and the event channel unbound. The connection is gone.
+	 * unmapped and the event channel unbound. The connection is gone;
+	 * @final holds its counters (as blk_engine_conn_stats()) at the end.
 	 */
-	void (*conn_closed)(void *arg, void *owner);
+	void (*conn_closed)(void *arg, void *owner,
+			    const struct blk_stats *final);
 	/*
 	 * The host failed an I/O the guest asked for (@err: -EIO, -ENOSPC, a
 	 * failed sync...): the guest gets an error answer; this is for the

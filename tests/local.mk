@@ -107,6 +107,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-failing-store.sh \
 	tests/vbd-soak.sh \
 	tests/vbd-detach-quiet.sh \
+	tests/vbd-detach-slow-store.sh \
 	tests/vbd-image-gone.sh \
 	tests/daemon-watchdog.sh
 TESTS += $(INTEGRATION_TESTS)

@@ -83,6 +83,7 @@ struct guest {
 	struct blk_backend *backend;
 	int broken_err; /* from conn_broken(), 0 until then */
 	bool closed; /* conn_closed() came */
+	struct blk_stats final; /* and the counters it handed over */
 	unsigned int host_errors; /* host_error() calls, and the last one's */
 	uint8_t host_error_op;
 	int host_error;
@@ -156,9 +157,13 @@ static void on_conn_broken(void *arg, void *owner, int err)
 	((struct guest *)owner)->broken_err = err;
 }
 
-static void on_conn_closed(void *arg, void *owner)
+static void on_conn_closed(void *arg, void *owner,
+			   const struct blk_stats *final)
 {
-	((struct guest *)owner)->closed = true;
+	struct guest *g = owner;
+
+	g->closed = true;
+	g->final = *final;
 }
 
 static void on_host_error(void *arg, void *owner, uint8_t op, int err)
@@ -531,6 +536,9 @@ static void disconnect_with_parked(struct blk_engine *e, uint32_t domid,
 	blk_engine_disconnect(e, g.conn, mode);
 	CHECK(!g.closed); /* the first read is still under way */
 	wait_closed(e, &g);
+	/* The last counters count the read answered after the disconnect. */
+	CHECK(g.final.requests[BLK_STAT_READ] >= 1);
+	CHECK_EQ(g.final.in_flight, 0);
 	take_responses(&g);
 	REQUIRE(g.nr_rsps >= 1);
 	CHECK_EQ(g.rsp_id[0], 0);
