@@ -77,18 +77,24 @@ static void cmd_complete(struct worker *w, struct cmd *c, int result)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Hand @c to the worker thread. */
-static int cmd_queue(struct worker *w, struct cmd *c)
+/* Put @c on the locked list @head, then add one to the eventfd @fd. */
+static int cmd_post(struct worker *w, struct cmd **head, struct cmd *c, int fd)
 {
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&w->lock);
-	c->next = w->queue;
-	w->queue = c;
+	c->next = *head;
+	*head = c;
 	pthread_mutex_unlock(&w->lock);
-	if (write(w->cmd_fd, &one, sizeof(one)) != sizeof(one))
+	if (write(fd, &one, sizeof(one)) != sizeof(one))
 		return -errno;
 	return 0;
+}
+
+/* Hand @c to the worker thread. */
+static int cmd_queue(struct worker *w, struct cmd *c)
+{
+	return cmd_post(w, &w->queue, c, w->cmd_fd);
 }
 
 /* Queue @c and wait until the worker thread completes it. */
@@ -139,14 +145,8 @@ static void do_connect(struct worker *w, struct cmd *c)
 /* Give the main thread a finished disconnect (worker_take_closed()). */
 static void report_closed(struct worker *w, struct cmd *c)
 {
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&w->lock);
-	c->next = w->closed;
-	w->closed = c;
-	pthread_mutex_unlock(&w->lock);
 	/* An eventfd write fails only when its count would overflow. */
-	if (write(w->closed_fd, &one, sizeof(one)) != sizeof(one))
+	if (cmd_post(w, &w->closed, c, w->closed_fd) < 0)
 		log_err("worker %u: cannot report a closed ring: %m", w->index);
 }
 
