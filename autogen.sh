@@ -15,7 +15,7 @@ libxen-dev xenstore-utils xen-utils-4.17
 liburing-dev libsystemd-dev libjson-c-dev libinih-dev libnbd-dev nbdkit qemu-utils qemu-system-common
 librbd-dev ceph-mon ceph-osd ceph-common
 util-linux diffutils e2fsprogs python3 python3-prometheus-client gdb qemu-system-x86
-libnbd-bin fuse3"
+libnbd-bin fuse3 valgrind"
 
 install_deps() {
 	if [ "$(id -u)" -ne 0 ]; then

@@ -229,6 +229,7 @@ valgrind_prefix() {
 	VALGRIND_PREFIX="env ${vg_preload:+LD_PRELOAD=$vg_preload} valgrind -q
 		--tool=memcheck --leak-check=full --show-leak-kinds=definite,possible
 		--errors-for-leak-kinds=definite,possible --track-origins=yes
+		--num-callers=40 --suppressions=$top_srcdir/tests/valgrind.supp
 		--log-file=$WORK/valgrind.%p.log"
 }
 

@@ -133,8 +133,11 @@ VALGRIND_TESTS = \
 	tests/vbd-flush.sh \
 	tests/vbd-multiqueue.sh \
 	tests/vbd-detach.sh \
+	tests/vbd-detach-slow-store.sh \
 	tests/vbd-restart.sh \
 	tests/vbd-attacks.sh
+
+EXTRA_DIST += tests/valgrind.supp
 
 check-valgrind:
 	BLKBACKD_VALGRIND=1 $(MAKE) $(AM_MAKEFLAGS) check \
