@@ -27,12 +27,11 @@ struct cmd {
 	uint64_t cookie;
 	uint64_t sectors;
 	enum blk_disconnect_mode mode;
+	/* CMD_STATS: the caller's; CMD_DISCONNECT: the last counters, ours. */
 	struct blk_stats *stats;
 	int result;
 	bool done;
 	struct cmd *next;
-	/* CMD_DISCONNECT: the ring's counters when it closed. */
-	struct blk_stats final;
 };
 
 /* A ring this worker serves, found again by its cookie. */
@@ -254,7 +253,8 @@ static void on_conn_closed(void *arg, void *owner,
 	slot = *pp;
 	*pp = slot->next;
 	if (slot->closing) {
-		slot->closing->final = *final;
+		if (slot->closing->stats)
+			*slot->closing->stats = *final;
 		report_closed(w, slot->closing);
 	}
 	free(slot);
@@ -422,6 +422,8 @@ int worker_disconnect(struct worker *w, uint64_t cookie,
 	bye = *pp;
 	*pp = bye->next;
 	bye->mode = mode;
+	/* For the ring's last counters; they go unlogged without memory. */
+	bye->stats = calloc(1, sizeof(*bye->stats));
 	/* Queued even if the wake-up failed: the next command's finds it. */
 	if (cmd_queue(w, bye) < 0)
 		log_err("worker %u: cannot wake it for a disconnect: %m",
@@ -440,7 +442,8 @@ void worker_take_closed(struct worker *w, worker_closed_fn fn, void *arg)
 	for (; list; list = next) {
 		next = list->next;
 		w->nr_rings--;
-		fn(arg, list->cookie, &list->final);
+		fn(arg, list->cookie, list->stats);
+		free(list->stats);
 		free(list);
 	}
 }

@@ -51,7 +51,7 @@ int worker_connect(struct worker *w, const struct blk_conn_params *p);
 int worker_disconnect(struct worker *w, uint64_t cookie,
 		      enum blk_disconnect_mode mode);
 
-/* A ring closed, with its counters at the end. */
+/* A ring closed, with its counters at the end (NULL: out of memory). */
 typedef void (*worker_closed_fn)(void *arg, uint64_t cookie,
 				 const struct blk_stats *final);
 

@@ -68,7 +68,8 @@ stuck_guest() {
 			"$WORK/front-$1.out")"
 		sleep 0.1
 	done
-	note "dom $1: $(in_flight "$1") requests in flight on the paused store"
+	STUCK=$(in_flight "$1")
+	note "dom $1: $STUCK requests in flight on the paused store"
 	kill -9 "$BG_PID"
 	wait "$BG_PID" 2>/dev/null
 }
@@ -107,6 +108,12 @@ wait_node "$(be_path 1)/state" 6 10 ||
 	fail "dom 1's backend is not Closed: $(xs_read "$(be_path 1)/state")"
 wait_file_line "$WORK/blkbackd.log" "vbd 1/51712: disconnected" 5 ||
 	fail "the daemon did not log dom 1's disconnect"
+# Its counters are logged as the rings closed: with the stuck requests.
+answered=$(sed -n 's/.*vbd 1\/51712: read \([0-9]*\) .*, write \([0-9]*\) .*/\1 \2/p' \
+	"$WORK/blkbackd.log" | awk '{ n += $1 + $2 } END { print n + 0 }')
+[ "$answered" -ge "$STUCK" ] ||
+	fail "dom 1's counters count $answered reads and writes, not the" \
+		"$STUCK that were stuck"
 assert_still_serving 3
 
 # ---- stopping waits for a ring on the paused store, then pauses it ----
