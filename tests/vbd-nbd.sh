@@ -3,35 +3,16 @@
 # (the guest's writes checked byte for byte in the file behind it, and the
 # host's pattern read back by the guest), qemu-storage-daemon serving a
 # qcow2 image (the guest's data checked after converting it to raw), a
-# read-only export refused for a writable disk with the server's reason,
-# and a server killed under a guest's I/O: that guest gets error answers,
-# not a hang, and the daemon and a guest on a local file carry on.
+# read-only export refused for a writable disk with the server's reason.
+# A server that goes away: tests/vbd-nbd-reconnect.sh.
 . "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib-nbd.sh"
 xensim_setup
 requires nbdkit qemu-img qemu-storage-daemon
 start_daemon
 
 size=8M
 sectors=$((8 * 2048))
-
-# nbd_server NAME ARGS...: an nbdkit on $WORK/NAME.sock, in the foreground
-# of a background job, killed at exit.
-nbd_server() {
-	name=$1
-	shift
-	nbdkit --foreground --unix "$WORK/$name.sock" "$@" \
-		>"$WORK/$name.log" 2>&1 &
-	eval "${name}_pid=$!"
-	BG_PIDS="$BG_PIDS $!"
-	n=50
-	until [ -S "$WORK/$name.sock" ]; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || fail "nbdkit $name did not start: $(cat "$WORK/$name.log")"
-		sleep 0.1
-	done
-}
-
-uri() { echo "nbd+unix:///?socket=$WORK/$1.sock"; }
 
 # Guest -> server: fill the disk, then compare the file behind the export.
 note "nbdkit file plugin: the guest's writes land in the file"
@@ -101,35 +82,4 @@ blkfront 4 --vdev xvdb --check readonly --preexisting --seed 31 \
 	--ops 100 >/dev/null
 detach 4 xvdb
 
-# The server dies under a guest's I/O; a local guest is not affected.
-note "the server is killed under I/O"
-nbd_server gone memory 64M
-guest 5 64M
-attach 5 xvda "$(uri gone)"
-guest 6 "$size"
-attach 6
-blkfront_bg 5 --bs 65536 --depth 16 --ops 100000 --verify --seed 3
-front5=$BG_PID
-blkfront_bg 6 --bs 4096 --depth 8 --ops 4000 --verify --seed 4
-front6=$BG_PID
-wait_file_line "$WORK/front-5.out" "connected" 10 || fail "dom 5 never connected"
-sleep 0.5
-kill -KILL "$gone_pid"
-n=100
-while kill -0 "$front5" 2>/dev/null; do
-	n=$((n - 1))
-	[ "$n" -gt 0 ] || fail "the guest of the dead server hangs"
-	sleep 0.1
-done
-wait "$front5" && fail "the guest of the dead server saw no error"
-note "dom 5: $(tail -1 "$WORK/front-5.out")"
-grep -q "status -1" "$WORK/front-5.out" ||
-	fail "dom 5 failed without an error answer: $(tail -3 "$WORK/front-5.out")"
-grep -Eq "vbd 5/51712 \(xvda\): (read|write) failed: " "$WORK/blkbackd.log" ||
-	fail "the daemon did not log the failed writes of the dead server"
-blkfront_wait 6 "$front6" "the local guest failed while an NBD server died"
-assert_daemon_alive
-detach 5
-detach 6
-assert_daemon_alive
 exit 0
