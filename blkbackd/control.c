@@ -189,6 +189,22 @@ static json_object *host_errors(const struct vbd_info *v)
 	return list;
 }
 
+/* What an NBD disk's connections went through. */
+static json_object *nbd_link(const struct blk_nbd_link_counts *c)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "outages", json_object_new_uint64(c->lost));
+	json_object_object_add(o, "outages_ended",
+			       json_object_new_uint64(c->restored));
+	json_object_object_add(o, "resent", json_object_new_uint64(c->resent));
+	json_object_object_add(o, "failed_server_away",
+			       json_object_new_uint64(c->timed_out));
+	json_object_object_add(o, "connections_down",
+			       json_object_new_uint64(c->down));
+	return o;
+}
+
 struct stats_query {
 	json_object *devices;
 	uint32_t domid, devid;
@@ -216,6 +232,8 @@ static void add_stats(const struct vbd_info *v, void *arg)
 			       json_object_new_uint64(s->in_flight));
 	json_object_object_add(o, "host_errors", host_errors(v));
 	json_object_object_add(o, "limit", limit_of(&v->throttle));
+	if (v->nbd)
+		json_object_object_add(o, "nbd", nbd_link(&v->nbd_link));
 	stages = json_object_new_object();
 	for (unsigned int st = 0; st < BLK_NR_STAGES; st++)
 		json_object_object_add(stages, blk_stage_name(st),

@@ -46,6 +46,7 @@ enum option_id {
 	OPT_ID_ERROR_LOG_INTERVAL,
 	OPT_ID_LIMIT_IOPS,
 	OPT_ID_LIMIT_BANDWIDTH_MIB,
+	OPT_ID_NBD_RECONNECT_TIMEOUT,
 	OPT_ID_CONFIG,
 	OPT_ID_CHECK_CONFIG,
 	OPT_ID_HELP,
@@ -200,6 +201,14 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 			"(0: none)",
 		.min = 0, .max = 1048576, .def = 0,
 		FIELD(FIELD_UINT, limit_bandwidth_mib),
+	},
+	[OPT_ID_NBD_RECONNECT_TIMEOUT] = {
+		.name = "nbd-reconnect-timeout", .kind = OPT_NUMBER,
+		.metavar = "SECONDS",
+		.help = "requests wait this long for a lost NBD server "
+			"(0: fail at once)",
+		.min = 0, .max = 3600, .def = 60,
+		FIELD(FIELD_UINT, nbd_reconnect_timeout),
 	},
 	[OPT_ID_CONFIG] = {
 		.name = "config", .kind = OPT_PATH, .metavar = "FILE",

@@ -39,6 +39,7 @@ struct options {
 	unsigned int ring_buffer_mib; /* bounce memory per ring */
 	unsigned int buffer_mib; /* bounce memory for all rings together */
 	unsigned int error_log_interval; /* seconds between error summaries */
+	unsigned int nbd_reconnect_timeout; /* seconds requests wait for NBD */
 	bool stage_timing; /* time each request's stages */
 	unsigned int limit_iops; /* a disk's default limit, 0: none */
 	unsigned int limit_bandwidth_mib; /* MiB/s, the same */

@@ -38,6 +38,9 @@ struct vbd {
 	uint64_t cookie; /* names this device to the workers */
 	char name[48]; /* "vbd 5/51712", for messages */
 	char vdev[32]; /* "xvda", as xl names it; "" until connected */
+	/* The disk in an NBD backend's messages; set while it has none. */
+	struct log_disk nbd_who;
+	char nbd_who_name[96];
 	char be[VBD_PATH_MAX];
 	char fe[VBD_PATH_MAX]; /* empty until read */
 	char fe_state[VBD_PATH_MAX + 8];
@@ -220,6 +223,32 @@ static void vbd_count_host_errors(struct vbd *v)
 				 (1ull << QUEUE_BITS) - 1, v->fe_domid,
 				 v->devid, v->vdev) < 0)
 		log_warn("%s: out of memory: its host I/O errors go uncounted",
+			 v->name);
+}
+
+/*
+ * An NBD connection of @arg's lost or found its server (on a worker
+ * thread: it reads only what vbd_name_for_nbd() set before lending the
+ * backends).
+ */
+static void vbd_nbd_said(void *arg, int priority, const char *msg)
+{
+	const struct vbd *v = arg;
+
+	log_disk_msg(priority, &v->nbd_who, 0, "%s: %s", v->nbd_who_name, msg);
+}
+
+/* Called while @v lends no backend, so no worker reads it meanwhile. */
+static void vbd_name_for_nbd(struct vbd *v)
+{
+	v->nbd_who = (struct log_disk){ .domid = v->fe_domid,
+					.devid = v->devid,
+					.vdev = v->vdev[0] ? v->vdev : NULL };
+	if (v->vdev[0])
+		snprintf(v->nbd_who_name, sizeof(v->nbd_who_name), "%s (%s)",
+			 v->name, v->vdev);
+	else
+		snprintf(v->nbd_who_name, sizeof(v->nbd_who_name), "%s",
 			 v->name);
 }
 
@@ -480,6 +509,9 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 		 * connected device knows what its predecessor offered.
 		 */
 		vbd_choose_features(v);
+		blk_image_set_nbd_reconnect(
+			&v->image, v->d->opts.nbd_reconnect_timeout * 1000,
+			vbd_nbd_said, v);
 		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct &&
 		    !v->image.nbd_uri)
 			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
@@ -726,6 +758,7 @@ static void vbd_connect(struct vbd *v)
 	}
 	v->sector_size = vbd_sector_size(v, &fe);
 	vbd_count_host_errors(v);
+	vbd_name_for_nbd(v);
 	if (vbd_connect_queues(v, &fe) < 0)
 		return;
 	v->link = (struct blk_frontend_summary){ .abi = abi_name(fe.abi),
@@ -1416,6 +1449,10 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);
 		vbd_stats(v, &info.stats);
+		info.nbd = v->image_open && v->image.nbd_uri;
+		if (info.nbd)
+			blk_nbd_link_read(&v->image.nbd_link.stats,
+					  &info.nbd_link);
 		info.nr_host_errors = host_errors_counts(
 			d->host_errors, v->cookie, info.host_errors);
 		fn(&info, arg);

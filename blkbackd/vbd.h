@@ -88,6 +88,9 @@ struct vbd_info {
 	struct host_error_count host_errors[HOST_ERRORS_MAX_KINDS];
 	unsigned int nr_host_errors;
 	struct blk_throttle_info throttle; /* its I/O limits, time held */
+	/* An NBD image's connections (libblk/backend-nbd.h); 0 otherwise. */
+	bool nbd;
+	struct blk_nbd_link_counts nbd_link;
 };
 
 typedef void (*vbd_visit_fn)(const struct vbd_info *info, void *arg);

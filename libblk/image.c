@@ -254,6 +254,10 @@ static int open_nbd(struct blk_image *img, const char *uri, bool readonly)
 		blk_image_close(img);
 		return -ENOMEM;
 	}
+	img->nbd_link.uri = img->nbd_uri;
+	img->nbd_link.readonly = readonly;
+	img->nbd_link.size = img->nbd.size;
+	img->nbd_link.multi_conn = img->nbd.multi_conn;
 	img->sectors = img->nbd.size >> SECTOR_SHIFT;
 	img->tail_ignored = (img->nbd.size & ((1 << SECTOR_SHIFT) - 1)) != 0;
 	img->logical_block = 1u << SECTOR_SHIFT;
@@ -298,7 +302,7 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 		if (ret < 0)
 			return ret;
 	}
-	ret = blk_backend_nbd_new(h, &img->nbd, out);
+	ret = blk_backend_nbd_new(h, &img->nbd, &img->nbd_link, out);
 	if (ret < 0)
 		blk_nbd_close(h);
 	return ret;
@@ -338,6 +342,14 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 		return ret;
 	}
 	return 0;
+}
+
+void blk_image_set_nbd_reconnect(struct blk_image *img, unsigned int timeout_ms,
+				 blk_nbd_log_fn *log, void *log_arg)
+{
+	img->nbd_link.timeout_ms = timeout_ms;
+	img->nbd_link.log = log;
+	img->nbd_link.log_arg = log_arg;
 }
 
 void blk_image_close(struct blk_image *img)

@@ -36,6 +36,7 @@ struct blk_image {
 	char *nbd_uri;
 	struct nbd_handle *nbd_spare;
 	struct blk_nbd_export nbd;
+	struct blk_nbd_link nbd_link; /* its connections' reconnection */
 	struct blk_rbd *rbd; /* an RBD image, shared by its rings */
 	char detail[256]; /* why an open failed, beyond its errno */
 };
@@ -85,6 +86,15 @@ int blk_image_refresh_size(struct blk_image *img);
  * blk_image_close().
  */
 int blk_image_new_backend(struct blk_image *img, struct blk_backend **out);
+
+/*
+ * An NBD image: how long its requests wait for a connection that dropped
+ * to come back (0: they fail at once), and what the operator is told
+ * (libblk/backend-nbd.h). Main thread, after blk_image_open() and before
+ * the first backend; nothing for other images.
+ */
+void blk_image_set_nbd_reconnect(struct blk_image *img, unsigned int timeout_ms,
+				 blk_nbd_log_fn *log, void *log_arg);
 
 void blk_image_close(struct blk_image *img);
 

@@ -97,6 +97,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-image-errors.sh \
 	tests/vbd-hvm-emulated-disk.sh \
 	tests/vbd-nbd.sh \
+	tests/vbd-nbd-reconnect.sh \
 	tests/vbd-rbd.sh \
 	tests/vbd-hotplug-order.sh \
 	tests/vbd-recover.sh \

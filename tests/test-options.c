@@ -82,6 +82,7 @@ static void check_options(const struct options *got, const struct options *want)
 	CHECK_EQ(got->ring_buffer_mib, want->ring_buffer_mib);
 	CHECK_EQ(got->buffer_mib, want->buffer_mib);
 	CHECK_EQ(got->error_log_interval, want->error_log_interval);
+	CHECK_EQ(got->nbd_reconnect_timeout, want->nbd_reconnect_timeout);
 	CHECK(!got->state_dir == !want->state_dir);
 	if (got->state_dir && want->state_dir)
 		CHECK(strcmp(got->state_dir, want->state_dir) == 0);
@@ -105,6 +106,7 @@ static void test_defaults(void)
 				   (1048576 / BLKIF_PAGE_SIZE),
 		.buffer_mib = 256,
 		.error_log_interval = 10,
+		.nbd_reconnect_timeout = 60,
 	};
 	struct options o = { 0 };
 	const char *empty = write_file("empty.conf", "");
@@ -140,6 +142,7 @@ static const char good_conf[] =
 	"ring-buffer-mib = 64\n"
 	"buffer-mib = 0\n"
 	"error-log-interval = 2\n"
+	"nbd-reconnect-timeout = 0\n"
 	"state-dir = /var/lib/blkbackd\n";
 /* clang-format on */
 
@@ -160,6 +163,7 @@ static void test_good_file(void)
 		.ring_buffer_mib = 64,
 		.buffer_mib = 0,
 		.error_log_interval = 2,
+		.nbd_reconnect_timeout = 0,
 		.state_dir = "/var/lib/blkbackd",
 	};
 	struct options o = { 0 };

@@ -253,6 +253,20 @@ static void print_limit(json_object *limit)
 	printf("; held back %.1f s\n", dbl(limit, "throttled_seconds"));
 }
 
+/* "nbd: outages 1, ended 1, ..." (NBD disks only) */
+static void print_nbd_link(json_object *d)
+{
+	json_object *n;
+
+	if (!json_object_object_get_ex(d, "nbd", &n))
+		return;
+	printf("  nbd: outages %" PRId64 ", ended %" PRId64
+	       ", requests resent %" PRId64 ", failed while away %" PRId64
+	       ", connections down %" PRId64 "\n",
+	       num(n, "outages"), num(n, "outages_ended"), num(n, "resent"),
+	       num(n, "failed_server_away"), num(n, "connections_down"));
+}
+
 static void print_stats(json_object *devices)
 {
 	for (size_t i = 0; i < json_object_array_length(devices); i++) {
@@ -272,6 +286,7 @@ static void print_stats(json_object *devices)
 			printf("  ");
 			print_limit(limit);
 		}
+		print_nbd_link(d);
 		print_stages(d);
 	}
 }

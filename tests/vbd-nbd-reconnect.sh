@@ -1,0 +1,120 @@
+#!/bin/sh
+# An NBD server (nbdkit's file plugin on a unix socket) killed with SIGKILL
+# under a guest's verified I/O:
+# - back within a second on the same socket: the guest's workload runs to
+#   its end without one error answer, the file behind the export holds
+#   exactly what the guest wrote, and the outage is logged once, naming
+#   the disk, and counted in blkbackctl stats;
+# - never back: the guest's requests wait --nbd-reconnect-timeout, no
+#   less, then get error answers; the daemon and a guest on a local file
+#   carry on;
+# - back with a smaller export: refused and logged, and the guest's
+#   requests fail after the timeout as if it had not come back.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib-nbd.sh"
+xensim_setup
+requires nbdkit
+timeout=3
+start_daemon --nbd-reconnect-timeout $timeout
+CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
+LOG=$WORK/blkbackd.log
+size=64M
+sectors=$((64 * 2048))
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# kill_server NAME: SIGKILL, and reaped.
+kill_server() {
+	eval "ks_pid=\$${1}_pid"
+	kill -KILL "$ks_pid"
+	wait "$ks_pid" 2>/dev/null
+}
+
+note "the server is killed under I/O and back within a second"
+truncate -s "$size" "$WORK/r.img"
+nbd_server r file "$WORK/r.img"
+guest 1 "$size"
+attach 1 xvda "$(uri r)"
+blkfront_bg 1 --fill --seconds 4 --bs 65536 --depth 16 --verify --seed 11 \
+	--flush-every 8
+front1=$BG_PID
+wait_file_line "$WORK/front-1.out" "connected" 10 || fail "dom 1 never connected"
+sleep 1
+kill_server r
+sleep 0.5
+nbd_server r file "$WORK/r.img"
+blkfront_wait 1 "$front1" "the guest saw an error although its server came back"
+note "dom 1: $(tail -1 "$WORK/front-1.out")"
+[ "$(grep -c "vbd 1/51712 (xvda): the NBD server went away" "$LOG")" = 1 ] ||
+	fail "the outage was not logged once, naming the disk"
+grep -q "vbd 1/51712 (xvda): the NBD server is back after" "$LOG" ||
+	fail "the reconnection was not logged"
+$CTL stats 1/51712 >"$WORK/stats-1" || fail "blkbackctl stats failed"
+grep -Eq "nbd: outages 1, ended 1, requests resent [1-9][0-9]*, failed while away 0, connections down 0" \
+	"$WORK/stats-1" || fail "the outage is not counted: $(cat "$WORK/stats-1")"
+detach 1
+write_pattern "$WORK/expected-11" "$sectors" 11
+cmp "$WORK/expected-11" "$WORK/r.img" ||
+	fail "the exported file differs from what the guest wrote"
+
+note "the server is killed and stays away"
+truncate -s "$size" "$WORK/g.img"
+nbd_server g file "$WORK/g.img"
+guest 2 "$size"
+attach 2 xvda "$(uri g)"
+guest 3 8M
+attach 3
+blkfront_bg 2 --bs 65536 --depth 16 --seconds 30 --verify --seed 3
+front2=$BG_PID
+blkfront_bg 3 --bs 4096 --depth 8 --seconds 8 --verify --seed 4
+front3=$BG_PID
+wait_file_line "$WORK/front-2.out" "connected" 10 || fail "dom 2 never connected"
+sleep 0.5
+kill_server g
+killed=$(now_ms)
+while kill -0 "$front2" 2>/dev/null; do
+	[ $(($(now_ms) - killed)) -lt $((timeout * 1000 + 5000)) ] ||
+		fail "the guest of the dead server hangs past the timeout"
+	sleep 0.05
+done
+waited=$(($(now_ms) - killed))
+wait "$front2" && fail "the guest of the dead server saw no error"
+note "dom 2 after $waited ms: $(tail -1 "$WORK/front-2.out")"
+[ "$waited" -ge $((timeout * 1000)) ] ||
+	fail "the guest got its error after $waited ms, before the ${timeout}s timeout"
+grep -q "status -1" "$WORK/front-2.out" ||
+	fail "dom 2 failed without an error answer: $(tail -3 "$WORK/front-2.out")"
+grep -q "vbd 2/51712 (xvda): the NBD server is still away after .*fail with EIO" \
+	"$LOG" || fail "the end of the wait was not logged"
+blkfront_wait 3 "$front3" "the local guest failed while an NBD server was away"
+assert_daemon_alive
+detach 2
+detach 3
+
+note "the server comes back with a smaller export"
+truncate -s "$size" "$WORK/s.img"
+nbd_server s file "$WORK/s.img"
+guest 4 "$size"
+attach 4 xvda "$(uri s)"
+blkfront_bg 4 --bs 65536 --depth 16 --seconds 30 --verify --seed 5
+front4=$BG_PID
+wait_file_line "$WORK/front-4.out" "connected" 10 || fail "dom 4 never connected"
+sleep 0.5
+kill_server s
+truncate -s 32M "$WORK/s.img"
+nbd_server s file "$WORK/s.img"
+n=$((timeout * 20 + 100))
+while kill -0 "$front4" 2>/dev/null; do
+	n=$((n - 1))
+	[ "$n" -gt 0 ] || fail "the guest of the shrunk export hangs"
+	sleep 0.05
+done
+wait "$front4" && fail "the guest of the shrunk export saw no error"
+grep -q "vbd 4/51712 (xvda): the NBD server at .* is back but refused: its export is smaller" \
+	"$LOG" || fail "the smaller export was not refused with a reason"
+grep -q "vbd 4/51712 (xvda): the NBD server is back after" "$LOG" &&
+	fail "the smaller export was taken"
+assert_daemon_alive
+detach 4
+assert_daemon_alive
+exit 0
