@@ -69,6 +69,7 @@ expect "$d" -rw-r--r-- /usr/share/doc/blkbackd/copyright
 s=$tmp/sim.list
 expect "$s" -rwxr-xr-x /usr/bin/blkback-bench
 expect "$s" -rwxr-xr-x /usr/libexec/blkbackd/xensim-host
+expect "$s" -rwxr-xr-x /usr/libexec/blkbackd/ceph-cluster
 expect "$s" -rw-r--r-- /usr/share/man/man1/blkback-bench.1.gz
 grep -q '/blkbackd/xensim/libxengnttab\.so\.1' "$s" ||
 	fail_later "blkbackd-sim lacks the simulator's libxengnttab"
