@@ -6,8 +6,8 @@
 # each median's spread, that every run starts with its images out of the
 # page cache, that idle guests attach and are measured, that a missing
 # daemon is reported as a skipped arm with exit status 1, that bad usage
-# exits 2, and that an interrupted run leaves no processes, loop devices or
-# files behind.
+# exits 2, and that an interrupted run leaves no processes, loop devices,
+# Ceph daemons or files behind.
 . "$top_srcdir/tests/lib.sh"
 
 BENCH=$top_builddir/tools/bench/blkback-bench
@@ -27,6 +27,15 @@ fi
 # The NBD arm: blkbackd with every image behind its own nbdkit.
 command -v nbdkit >/dev/null 2>&1 || skip "no nbdkit (install nbdkit)"
 ARMS=$ARMS,nbd
+# The RBD arm: every image in a one-node Ceph cluster the benchmark starts;
+# only in the main run (it takes some ten seconds to start).
+ceph_missing=
+for t in ceph-mon ceph-osd ceph rbd monmaptool ceph-authtool; do
+	command -v "$t" >/dev/null 2>&1 || ceph_missing="$ceph_missing $t"
+done
+[ -z "$ceph_missing" ] ||
+	skip "no$ceph_missing (install ceph-mon ceph-osd ceph-common)"
+MAIN_ARMS=$ARMS,rbd
 JOBS=randread,randwrite,seqwrite,seqread,build,qd1read
 GUESTS=1,3
 SIZE=$((2 * 1024 * 1024))
@@ -38,8 +47,8 @@ SIZE=$((2 * 1024 * 1024))
 "$BENCH" --idle-guests 10 --arms raw >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--idle-guests without the blkbackd arm must exit 2"
 
-note "running $JOBS on $ARMS for $GUESTS guests"
-"$BENCH" --guests "$GUESTS" --jobs "$JOBS" --arms "$ARMS" --size 2M \
+note "running $JOBS on $MAIN_ARMS for $GUESTS guests"
+"$BENCH" --guests "$GUESTS" --jobs "$JOBS" --arms "$MAIN_ARMS" --size 2M \
 	--dir "$WORK" --out "$WORK/r" \
 	>"$WORK/table.out" 2>"$WORK/run.err" ||
 	fail "blkback-bench exited $? on a run that should succeed"
@@ -53,7 +62,7 @@ grep -q 'target blkbackd / raw aggregate at N=3' "$WORK/table.out" ||
 	fail "the table has no targets line"
 grep -Eq '(PASS|MISS)$' "$WORK/table.out" || fail "no PASS/MISS in the table"
 
-python3 - "$WORK" "$JOBS" "$ARMS" "$GUESTS" "$SIZE" <<'PY' || fail "outputs"
+python3 - "$WORK" "$JOBS" "$MAIN_ARMS" "$GUESTS" "$SIZE" <<'PY' || fail "outputs"
 import csv, json, math, sys, xml.etree.ElementTree as ET
 
 work, jobs, arms, guests, size = sys.argv[1:]
@@ -122,7 +131,7 @@ for r in res:
     cpu = r["backend_cpu_us_per_io"]
     if r["arm"] == "raw":
         check(cpu is None and r["cpu_method"] == "none", f"{where}: cpu")
-    elif r["arm"] in ("blkbackd", "nbd"):
+    elif r["arm"] in ("blkbackd", "nbd", "rbd"):
         check(cpu is not None and cpu >= 0 and
               r["cpu_method"] == "daemon-proc-pid-stat", f"{where}: cpu")
     else:
@@ -132,14 +141,14 @@ check(len(seen) == len(res), "duplicate results")
 names = {t["name"] for t in doc["targets"]}
 check(names == {"blkbackd_vs_raw", "blkbackd_vs_loop", "blkbackd_fairness",
                 "blkbackd_scaling", "blkbackd_p50_added_over_raw_us",
-                "nbd_vs_file"},
+                "nbd_vs_file", "rbd_vs_file"},
       f"target names {names}")
-check(len(doc["targets"]) == 5 * len(jobs) + 1, "targets per job")
+check(len(doc["targets"]) == 6 * len(jobs) + 1, "targets per job")
 for t in doc["targets"]:
-    if t["name"] == "nbd_vs_file":
+    if t["name"] in ("nbd_vs_file", "rbd_vs_file"):
         check(t["threshold"] is None and t["pass"] is None and
               t["value"] is not None and t["value"] > 0,
-              f"the NBD ratio is for information: {t}")
+              f"the NBD and RBD ratios are for information: {t}")
 lat = [t for t in doc["targets"]
        if t["name"] == "blkbackd_p50_added_over_raw_us"]
 bb1 = next(x for x in res if x["job"] == "qd1read" and
@@ -287,4 +296,24 @@ pid_alive "$xs_pid" && fail "interrupted: xenstored $xs_pid lives on"
 if command -v losetup >/dev/null && losetup -a 2>/dev/null | grep -q "$WORK"; then
 	fail "interrupted: loop devices left: $(losetup -a | grep "$WORK")"
 fi
+
+note "a run interrupted while its Ceph cluster starts stops the cluster"
+"$BENCH" --guests 1 --jobs randread --arms blkbackd,rbd --size 1M \
+	--dir "$WORK" --json "$WORK/c.json" >/dev/null 2>"$WORK/ceph.err" &
+pid=$!
+tries=600
+until [ -s "$WORK"/blkback-bench.*/ceph/run/osd.0.pid ]; do
+	kill -0 "$pid" 2>/dev/null || fail "the run ended before its OSD started: $(cat "$WORK/ceph.err")"
+	tries=$((tries - 1))
+	[ "$tries" -gt 0 ] || { kill -KILL "$pid"; fail "the OSD never started"; }
+	sleep 0.1
+done
+mon_pid=$(cat "$WORK"/blkback-bench.*/ceph/run/mon.a.pid)
+osd_pid=$(cat "$WORK"/blkback-bench.*/ceph/run/osd.0.pid)
+kill -INT "$pid"
+wait "$pid" && fail "an interrupted run must not exit 0"
+ls -d "$WORK"/blkback-bench.* >/dev/null 2>&1 &&
+	fail "interrupted in Ceph: the work directory is still there"
+pid_alive "$mon_pid" && fail "interrupted: ceph-mon $mon_pid lives on"
+pid_alive "$osd_pid" && fail "interrupted: ceph-osd $osd_pid lives on"
 note "ok"

@@ -28,6 +28,7 @@
 #include "tools/bench/loopdev.h"
 #include "tools/bench/nbdserve.h"
 #include "tools/bench/options.h"
+#include "tools/bench/rbdserve.h"
 #include "tools/bench/report.h"
 #include "tools/bench/xenhost.h"
 
@@ -39,6 +40,7 @@ struct bench {
 	char workdir[PATH_MAX];
 	struct xenhost host;
 	bool host_up;
+	struct rbd_store rbd; /* the RBD arm's cluster and images */
 	struct idle_set idle; /* the idle guests attached while jobs run */
 	unsigned int run, nr_runs;
 	bool warming; /* unmeasured runs: label them so */
@@ -60,7 +62,8 @@ struct arm_run {
 /* The arms whose guests are simulated Xen guests served by the daemon. */
 static bool uses_daemon(enum bench_arm arm)
 {
-	return arm == BENCH_ARM_BLKBACKD || arm == BENCH_ARM_NBD;
+	return arm == BENCH_ARM_BLKBACKD || arm == BENCH_ARM_NBD ||
+	       arm == BENCH_ARM_RBD;
 }
 
 static void die(const char *what)
@@ -157,6 +160,10 @@ static int arm_setup(struct arm_run *r, const struct bench_job *job,
 		return xenhost_plug(&b->host, n, r->paths,
 				    engine_blkif_guest_pages(job), r->domids,
 				    why, why_len);
+	case BENCH_ARM_RBD:
+		return xenhost_plug(&b->host, n, b->rbd.targets,
+				    engine_blkif_guest_pages(job), r->domids,
+				    why, why_len);
 	default:
 		return xenhost_plug(&b->host, n, b->images.paths,
 				    engine_blkif_guest_pages(job), r->domids,
@@ -177,6 +184,7 @@ static int arm_teardown(struct arm_run *r, struct loopdev *loops, char *why,
 		return 0;
 	case BENCH_ARM_BLKBACKD:
 	case BENCH_ARM_NBD:
+	case BENCH_ARM_RBD:
 		ret = xenhost_unplug(&r->b->host, r->cell->n, r->domids, why,
 				     why_len);
 		if (!ret)
@@ -194,6 +202,7 @@ static double backend_cpu_seconds(const struct arm_run *r, double guests_cpu)
 	switch (r->arm) {
 	case BENCH_ARM_BLKBACKD:
 	case BENCH_ARM_NBD: /* the daemon's only, not nbdkit's */
+	case BENCH_ARM_RBD: /* ... nor Ceph's */
 		return r->daemon_cpu[1] - r->daemon_cpu[0];
 	case BENCH_ARM_LOOP:
 	case BENCH_ARM_LOOP_DIO:
@@ -444,6 +453,7 @@ static enum bench_cpu_method cpu_method_of(enum bench_arm arm)
 	switch (arm) {
 	case BENCH_ARM_BLKBACKD:
 	case BENCH_ARM_NBD:
+	case BENCH_ARM_RBD:
 		return BENCH_CPU_DAEMON;
 	case BENCH_ARM_LOOP:
 	case BENCH_ARM_LOOP_DIO:
@@ -493,6 +503,20 @@ static void skip_arm(struct bench *b, enum bench_arm arm, const char *why)
 	}
 }
 
+/* The RBD arm's cluster, with every image imported; else the arm skips. */
+static void start_rbd(struct bench *b)
+{
+	char why[512];
+
+	fprintf(stderr,
+		"blkback-bench: starting a one-node Ceph cluster and "
+		"importing %u images for the rbd arm\n",
+		b->images.n);
+	if (rbdserve_start(&b->rbd, b->cfg->ceph_cluster, b->workdir,
+			   &b->images, why, sizeof(why)) < 0)
+		skip_arm(b, BENCH_ARM_RBD, why);
+}
+
 /* What each arm needs, checked up front so that it fails early and once. */
 static void check_arms(struct bench *b)
 {
@@ -512,8 +536,11 @@ static void check_arms(struct bench *b)
 	if (bench_config_has_arm(cfg, BENCH_ARM_NBD) &&
 	    nbdserve_available(why, sizeof(why)) < 0)
 		skip_arm(b, BENCH_ARM_NBD, why);
+	if (bench_config_has_arm(cfg, BENCH_ARM_RBD) && b->images.n)
+		start_rbd(b);
 	if (bench_config_has_arm(cfg, BENCH_ARM_BLKBACKD) ||
-	    bench_config_has_arm(cfg, BENCH_ARM_NBD)) {
+	    bench_config_has_arm(cfg, BENCH_ARM_NBD) ||
+	    bench_config_has_arm(cfg, BENCH_ARM_RBD)) {
 		fprintf(stderr,
 			"blkback-bench: starting the simulated host "
 			"and %s\n",
@@ -523,6 +550,7 @@ static void check_arms(struct bench *b)
 				  sizeof(why)) < 0) {
 			skip_arm(b, BENCH_ARM_BLKBACKD, why);
 			skip_arm(b, BENCH_ARM_NBD, why);
+			skip_arm(b, BENCH_ARM_RBD, why);
 		} else {
 			b->host_up = true;
 		}
@@ -794,6 +822,7 @@ int main(int argc, char **argv)
 		idle_abandon(&b.idle); /* the host goes, and with it the rest */
 		xenhost_stop(&b.host);
 	}
+	rbdserve_stop(&b.rbd);
 	ret = summarise(&b);
 	if (write_outputs(&b) < 0)
 		ret = -EIO;

@@ -27,8 +27,10 @@ struct cleanup_list {
 	pid_t pids[MAX_PIDS];
 	bool is_daemon[MAX_PIDS];
 	int loops[MAX_LOOPS];
-	char host_script[PATH_BYTES];
-	char host_dir[PATH_BYTES];
+	struct {
+		char script[PATH_BYTES];
+		char dir[PATH_BYTES]; /* empty: nothing to stop */
+	} stopper[CLEANUP_NR_STOPPERS];
 	char *files[MAX_FILES];
 	unsigned int nr_files;
 	char workdir[PATH_BYTES];
@@ -126,22 +128,23 @@ void cleanup_forget_loop(int fd)
 	cleanup_unblock_signals();
 }
 
-int cleanup_set_host(const char *script, const char *dir)
+int cleanup_set_stopper(enum cleanup_stopper which, const char *script,
+			const char *dir)
 {
 	int ret;
 
 	cleanup_block_signals();
-	ret = copy_path(list.host_script, script);
+	ret = copy_path(list.stopper[which].script, script);
 	if (!ret)
-		ret = copy_path(list.host_dir, dir);
+		ret = copy_path(list.stopper[which].dir, dir);
 	cleanup_unblock_signals();
 	return ret;
 }
 
-void cleanup_forget_host(void)
+void cleanup_forget_stopper(enum cleanup_stopper which)
 {
 	cleanup_block_signals();
-	list.host_dir[0] = 0;
+	list.stopper[which].dir[0] = 0;
 	cleanup_unblock_signals();
 }
 
@@ -219,22 +222,24 @@ static void detach_loops(void)
 	}
 }
 
-static void stop_host(void)
+static void run_stopper(enum cleanup_stopper which)
 {
-	char *argv[] = { list.host_script, "stop", list.host_dir, NULL };
+	char *script = list.stopper[which].script,
+	     *dir = list.stopper[which].dir;
+	char *argv[] = { script, "stop", dir, NULL };
 	extern char **environ;
 	pid_t pid;
 
-	if (!list.host_dir[0])
+	if (!dir[0])
 		return;
 	pid = fork();
 	if (pid == 0) {
-		execve(list.host_script, argv, environ);
+		execve(script, argv, environ);
 		_exit(127);
 	}
 	if (pid > 0)
-		reap_within(pid, 10000);
-	list.host_dir[0] = 0;
+		reap_within(pid, 15000);
+	dir[0] = 0;
 }
 
 void cleanup_run(void)
@@ -245,7 +250,8 @@ void cleanup_run(void)
 	stop_processes(false); /* guests first: they hold loop devices */
 	stop_processes(true);
 	detach_loops();
-	stop_host();
+	for (int s = 0; s < CLEANUP_NR_STOPPERS; s++)
+		run_stopper((enum cleanup_stopper)s);
 	for (unsigned int i = 0; i < list.nr_files; i++)
 		if (list.files[i])
 			unlink(list.files[i]);

@@ -23,9 +23,14 @@ void cleanup_forget_pid(pid_t pid);
 int cleanup_add_loop(int fd);
 void cleanup_forget_loop(int fd);
 
-/* `SCRIPT stop DIR` stops the simulated host; both strings are copied. */
-int cleanup_set_host(const char *script, const char *dir);
-void cleanup_forget_host(void);
+/*
+ * Helpers stopped by `SCRIPT stop DIR`, after the processes: the
+ * simulated host, the RBD arm's Ceph cluster. Both strings are copied.
+ */
+enum cleanup_stopper { CLEANUP_HOST, CLEANUP_CEPH, CLEANUP_NR_STOPPERS };
+int cleanup_set_stopper(enum cleanup_stopper which, const char *script,
+			const char *dir);
+void cleanup_forget_stopper(enum cleanup_stopper which);
 
 /* Files to unlink and then the directory to remove (copied). */
 int cleanup_add_file(const char *path);

@@ -21,6 +21,7 @@ tools_bench_blkback_bench_SOURCES = \
 	tools/xensim/idle-guests.c tools/xensim/idle-guests.h \
 	tools/bench/loopdev.c tools/bench/loopdev.h \
 	tools/bench/nbdserve.c tools/bench/nbdserve.h \
+	tools/bench/rbdserve.c tools/bench/rbdserve.h \
 	tools/bench/images.c tools/bench/images.h \
 	tools/bench/xenhost.c tools/bench/xenhost.h \
 	tools/bench/results.c tools/bench/results.h \

@@ -25,11 +25,12 @@ static void usage(FILE *f)
 		"build,qd1read\n"
 		"                        (default all; none: only "
 		"--idle-guests)\n"
-		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd,nbd "
-		"(default "
-		"all but nbd;\n"
-		"                        nbd: blkbackd with each image behind "
-		"nbdkit)\n"
+		"  -a, --arms LIST       raw,loop,loop-dio,blkbackd,nbd,rbd "
+		"(default all but\n"
+		"                        nbd and rbd; nbd: blkbackd with each "
+		"image behind\n"
+		"                        nbdkit; rbd: each image in a one-node "
+		"Ceph cluster)\n"
 		"  -s, --size BYTES      I/O per guest per job (default 64M)\n"
 		"      --image-size BYTES  each guest's disk (default: "
 		"--size)\n"
@@ -201,6 +202,8 @@ static void default_paths(struct bench_options *o)
 		 "%s/blkbackd", BENCH_SBINDIR);
 	snprintf(o->default_host, sizeof(o->default_host), "%s/xensim-host",
 		 BENCH_PKGLIBEXECDIR);
+	snprintf(o->default_ceph, sizeof(o->default_ceph), "%s/ceph-cluster",
+		 BENCH_PKGLIBEXECDIR);
 	if (n <= 0)
 		return;
 	self[n] = 0;
@@ -211,6 +214,8 @@ static void default_paths(struct bench_options *o)
 		strcpy(o->default_host, host);
 		snprintf(o->default_blkbackd, sizeof(o->default_blkbackd),
 			 "%.*s/../../blkbackd/blkbackd", PATH_MAX - 32, dir);
+		snprintf(o->default_ceph, sizeof(o->default_ceph),
+			 "%.*s/../ceph/ceph-cluster", PATH_MAX - 32, dir);
 	}
 }
 
@@ -341,9 +346,9 @@ static void set_defaults(struct bench_options *o)
 		cfg->guests[cfg->nr_guests++] = guests[i];
 	for (int k = 0; k < BENCH_NR_JOBS; k++)
 		cfg->jobs[cfg->nr_jobs++] = (enum bench_job_kind)k;
-	/* The NBD arm needs nbdkit: it runs when asked for. */
+	/* The NBD and RBD arms need servers: they run when asked for. */
 	for (int a = 0; a < BENCH_NR_ARMS; a++)
-		if (a != BENCH_ARM_NBD)
+		if (a != BENCH_ARM_NBD && a != BENCH_ARM_RBD)
 			cfg->arms[cfg->nr_arms++] = (enum bench_arm)a;
 	cfg->size = 64ull << 20;
 	cfg->repeat = 1;
@@ -352,6 +357,7 @@ static void set_defaults(struct bench_options *o)
 	default_paths(o);
 	cfg->blkbackd = o->default_blkbackd;
 	cfg->xensim_host = o->default_host;
+	cfg->ceph_cluster = o->default_ceph;
 }
 
 static void bad_argument(int c, const char *arg, char *why, size_t why_len)

@@ -18,6 +18,7 @@ struct bench_options {
 	unsigned int nr_daemon_args;
 	char default_blkbackd[PATH_MAX];
 	char default_host[PATH_MAX];
+	char default_ceph[PATH_MAX];
 	char out_json[PATH_MAX], out_csv[PATH_MAX], out_svg[PATH_MAX];
 };
 

@@ -20,7 +20,7 @@
 
 static const char *const arm_colour[BENCH_NR_ARMS] = { "#1f77b4", "#d62728",
 						       "#ff7f0e", "#2ca02c",
-						       "#9467bd" };
+						       "#9467bd", "#8c564b" };
 
 typedef double (*metric_fn)(const struct bench_cell *c, int which);
 

@@ -10,7 +10,7 @@
 static const char *const arm_names[BENCH_NR_ARMS] = {
 	[BENCH_ARM_RAW] = "raw",	   [BENCH_ARM_LOOP] = "loop",
 	[BENCH_ARM_LOOP_DIO] = "loop-dio", [BENCH_ARM_BLKBACKD] = "blkbackd",
-	[BENCH_ARM_NBD] = "nbd",
+	[BENCH_ARM_NBD] = "nbd",	   [BENCH_ARM_RBD] = "rbd",
 };
 
 #define METRIC(key, field, decimals)                                \
@@ -324,6 +324,13 @@ unsigned int bench_targets(const struct bench_results *r,
 			 "nbd / blkbackd (file) aggregate at N=%u", n);
 		init_target(&out[nr], job, "nbd_vs_file", label, true, NAN);
 		throughput_ratio(&out[nr++], ok_cell(r, job, BENCH_ARM_NBD, n),
+				 bb);
+	}
+	if (bench_config_has_arm(r->cfg, BENCH_ARM_RBD)) {
+		snprintf(label, sizeof(label),
+			 "rbd / blkbackd (file) aggregate at N=%u", n);
+		init_target(&out[nr], job, "rbd_vs_file", label, true, NAN);
+		throughput_ratio(&out[nr++], ok_cell(r, job, BENCH_ARM_RBD, n),
 				 bb);
 	}
 	if (job != BENCH_JOB_QD1READ)

@@ -20,6 +20,7 @@ enum bench_arm {
 	BENCH_ARM_LOOP_DIO,
 	BENCH_ARM_BLKBACKD,
 	BENCH_ARM_NBD, /* blkbackd, each image served by nbdkit: opt-in */
+	BENCH_ARM_RBD, /* blkbackd, each image in a one-node Ceph: opt-in */
 	BENCH_NR_ARMS,
 };
 
@@ -98,6 +99,7 @@ struct bench_config {
 	uint64_t seed;
 	const char *blkbackd;
 	const char *xensim_host;
+	const char *ceph_cluster; /* tools/ceph/ceph-cluster, for rbd */
 	const char *dir;
 };
 
@@ -172,7 +174,8 @@ struct bench_target {
 	bool pass;
 };
 
-#define BENCH_MAX_TARGETS 6
+/* Four for blkbackd, the NBD and RBD ratios, qd1read's latency. */
+#define BENCH_MAX_TARGETS 7
 
 /* Up to BENCH_MAX_TARGETS targets of @job into @out; returns how many. */
 unsigned int bench_targets(const struct bench_results *r,

@@ -233,7 +233,7 @@ int xenhost_start(struct xenhost *h, const char *script, const char *blkbackd,
 	snprintf(start_log, sizeof(start_log), "%s/xensim-host.log", workdir);
 	cleanup_add_file(h->log);
 	cleanup_add_file(start_log);
-	cleanup_set_host(h->script, h->dir);
+	cleanup_set_stopper(CLEANUP_HOST, h->script, h->dir);
 	argv[0] = h->script;
 	argv[1] = "start";
 	argv[2] = h->dir;
@@ -396,6 +396,6 @@ void xenhost_stop(struct xenhost *h)
 		char *argv[] = { h->script, "stop", h->dir, NULL };
 
 		run_tool(argv, "/dev/null");
-		cleanup_forget_host();
+		cleanup_forget_stopper(CLEANUP_HOST);
 	}
 }
