@@ -664,6 +664,27 @@ static int apply_command_line(struct options *opts, const char **given)
 	return errors ? -1 : 0;
 }
 
+/*
+ * Settings that are fine alone and wrong together. A request's data must
+ * fit in its ring's bounce buffers, or a guest that sends the largest
+ * request offered waits for buffers forever.
+ */
+static int check_together(const struct options *opts)
+{
+	unsigned int per_mib = 1048576u / BLKIF_PAGE_SIZE;
+	unsigned int need =
+		(opts->max_indirect_segments + per_mib - 1) / per_mib;
+
+	if (opts->ring_buffer_mib >= need)
+		return 0;
+	log_err("max-indirect-segments = %u needs ring-buffer-mib = %u or "
+		"more: a ring's bounce buffers (%u MiB) must hold one request "
+		"of that many 4 KiB segments; raise ring-buffer-mib or lower "
+		"max-indirect-segments",
+		opts->max_indirect_segments, need, opts->ring_buffer_mib);
+	return -1;
+}
+
 int options_parse(struct options *opts, int argc, char **argv)
 {
 	const char *given[NR_OPTIONS] = { 0 };
@@ -689,7 +710,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 	file_ret = config_load(opts, config ? config : BLKBACKD_CONFIG_PATH,
 			       config != NULL);
 	cmdline_ret = apply_command_line(opts, given);
-	if (file_ret < 0 || cmdline_ret < 0) {
+	if (file_ret < 0 || cmdline_ret < 0 || check_together(opts) < 0) {
 		options_release(opts);
 		return -1;
 	}

@@ -184,7 +184,7 @@ static void test_limits(void)
 
 	snprintf(text, sizeof(text),
 		 "max-indirect-segments = %u\nmax-ring-page-order = %u\n"
-		 "max-queues = %u\nworkers = 1\n",
+		 "max-queues = %u\nworkers = 1\nring-buffer-mib = 16\n",
 		 (unsigned int)BLKIF_MAX_INDIRECT_SEGMENTS, BLK_MAX_RING_ORDER,
 		 BLK_MAX_QUEUES);
 	conf = write_file("max.conf", text);
@@ -205,6 +205,34 @@ static void test_limits(void)
 	CHECK_EQ(PARSE(&o, "--domid", "32752"), -1);
 	CHECK_EQ(PARSE(&o, "--domid", "32751", "--config", conf), 0);
 	CHECK_EQ(o.domid, 32751);
+	options_release(&o);
+}
+
+/*
+ * The largest request offered must fit in a ring's bounce buffers (256
+ * pages a MiB): a guest sending it would otherwise wait forever.
+ */
+static void test_indirect_needs_buffers(void)
+{
+	struct options o = { 0 };
+	const char *empty = write_file("empty.conf", "");
+
+	CHECK_EQ(PARSE(&o, "--config", empty, "--max-indirect-segments",
+		       "4096"),
+		 -1);
+	CHECK(strstr(errors, "max-indirect-segments = 4096 needs "
+			     "ring-buffer-mib = 16 or more") != NULL);
+	CHECK_EQ(PARSE(&o, "--config", empty, "--max-indirect-segments", "1025",
+		       "--ring-buffer-mib", "4"),
+		 -1);
+	CHECK(strstr(errors, "needs ring-buffer-mib = 5") != NULL);
+	REQUIRE_EQ(PARSE(&o, "--config", empty, "--max-indirect-segments",
+			 "4096", "--ring-buffer-mib", "16"),
+		   0);
+	options_release(&o);
+	REQUIRE_EQ(PARSE(&o, "--config", empty, "--max-indirect-segments",
+			 "1024"),
+		   0);
 	options_release(&o);
 }
 
@@ -353,6 +381,7 @@ int main(void)
 	test_defaults();
 	test_good_file();
 	test_limits();
+	test_indirect_needs_buffers();
 	test_bad_files();
 	test_override_order();
 	test_missing_file();
