@@ -2,14 +2,16 @@
 # Disks in Ceph RBD, on a one-monitor, one-OSD cluster this test starts on
 # loopback: the guest's writes checked in `rbd export`, the host's data
 # (`rbd import`) read back by the guest, a snapshot served read-only and
-# refused writable, the exclusive lock keeping a second writer out, and
-# the OSD stopped under a guest's I/O: the requests wait and complete,
-# verified, once it runs again.
+# refused writable, the exclusive lock keeping a second writer out, the
+# OSD stopped under a guest's I/O: the requests wait and complete,
+# verified, once it runs again; and requests of 4096 segments, more than
+# librbd takes in one call, written and read back.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 . "$top_srcdir/tests/lib-ceph.sh"
 ceph_start
-start_daemon
+# A ring's bounce buffers must hold one request of 4096 segments (16 MiB).
+start_daemon --max-indirect-segments 4096 --ring-buffer-mib 16
 
 size=16M
 sectors=$((16 * 2048))
@@ -77,5 +79,16 @@ note "dom 6: $(tail -1 "$WORK/front-6.out" | cut -c1-80)"
 awk -v s="$secs" 'BEGIN { exit !(s >= 2) }' ||
 	fail "the guest's run ($secs s) did not span the OSD's 2 s pause"
 detach 6
+
+note "requests of 4096 segments, over librbd's 1024 vectors a call"
+rbd_cmd create --size 64M rbd/wide || fail "rbd create failed"
+guest 7 64M 64
+attach 7 xvda "$(target wide)"
+blkfront 7 --queues 1 --indirect 4096 --bs $((4096 * 4096)) --depth 1 \
+	--data-pages 4200 --ops 16 --verify --seed 13 >/dev/null
+grep -q "4096 segments per request" "$WORK/front-7.out" ||
+	fail "the guest did not use 4096 segments: $(head -1 "$WORK/front-7.out")"
+grep -q "verified OK" "$WORK/front-7.out" || fail "no verified result"
+detach 7
 assert_daemon_alive
 exit 0
