@@ -3,13 +3,14 @@
 
 # nbd_server NAME ARGS...: an nbdkit on $WORK/NAME.sock (a stale socket
 # of an earlier one replaced), in the foreground of a background job whose
-# pid is in NAME_pid.
+# pid is in NAME_pid. It does not inherit fd 3, a held guest's stdin
+# (tests/lib.sh's hold_start), which would keep that guest from ending.
 nbd_server() {
 	name=$1
 	shift
 	rm -f "$WORK/$name.sock"
 	nbdkit --foreground --unix "$WORK/$name.sock" "$@" \
-		>>"$WORK/$name.log" 2>&1 &
+		>>"$WORK/$name.log" 2>&1 3>&- &
 	eval "${name}_pid=$!"
 	BG_PIDS="$BG_PIDS $!"
 	n=50

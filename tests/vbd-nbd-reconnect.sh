@@ -5,9 +5,10 @@
 #   its end without one error answer, the file behind the export holds
 #   exactly what the guest wrote, and the outage is logged once, naming
 #   the disk, and counted in blkbackctl stats;
-# - never back: the guest's requests wait --nbd-reconnect-timeout, no
-#   less, then get error answers; the daemon and a guest on a local file
-#   carry on;
+# - back only after --nbd-reconnect-timeout: the guest's requests wait
+#   that long, no less, then get error answers; the daemon and a guest on
+#   a local file carry on; when the server is back, the disk (whose guest
+#   is still connected) reconnects by itself;
 # - back with a smaller export: refused and logged, and the guest's
 #   requests fail after the timeout as if it had not come back.
 . "$top_srcdir/tests/lib.sh"
@@ -57,37 +58,47 @@ write_pattern "$WORK/expected-11" "$sectors" 11
 cmp "$WORK/expected-11" "$WORK/r.img" ||
 	fail "the exported file differs from what the guest wrote"
 
-note "the server is killed and stays away"
+note "the server is killed and stays away, then comes back"
 truncate -s "$size" "$WORK/g.img"
 nbd_server g file "$WORK/g.img"
 guest 2 "$size"
 attach 2 xvda "$(uri g)"
 guest 3 8M
 attach 3
-blkfront_bg 2 --bs 65536 --depth 16 --seconds 30 --verify --seed 3
-front2=$BG_PID
 blkfront_bg 3 --bs 4096 --depth 8 --seconds 8 --verify --seed 4
 front3=$BG_PID
+# --hold keeps the ring connected after the failure, so that the daemon
+# goes on trying to reconnect it.
+hold_start 2 --bs 65536 --depth 16 --seconds 30 --verify --seed 3 --hold
 wait_file_line "$WORK/front-2.out" "connected" 10 || fail "dom 2 never connected"
 sleep 0.5
 kill_server g
 killed=$(now_ms)
-while kill -0 "$front2" 2>/dev/null; do
+until grep -q FAILED "$WORK/front-2.out"; do
 	[ $(($(now_ms) - killed)) -lt $((timeout * 1000 + 5000)) ] ||
 		fail "the guest of the dead server hangs past the timeout"
+	kill -0 "$HOLD_PID" 2>/dev/null || fail "dom 2 ended without failing"
 	sleep 0.05
 done
 waited=$(($(now_ms) - killed))
-wait "$front2" && fail "the guest of the dead server saw no error"
-note "dom 2 after $waited ms: $(tail -1 "$WORK/front-2.out")"
+note "dom 2 after $waited ms: $(grep FAILED "$WORK/front-2.out")"
 [ "$waited" -ge $((timeout * 1000)) ] ||
 	fail "the guest got its error after $waited ms, before the ${timeout}s timeout"
-grep -q "status -1" "$WORK/front-2.out" ||
+grep -q "FAILED: .*status -1" "$WORK/front-2.out" ||
 	fail "dom 2 failed without an error answer: $(tail -3 "$WORK/front-2.out")"
 grep -q "vbd 2/51712 (xvda): the NBD server is still away after .*fail with EIO" \
 	"$LOG" || fail "the end of the wait was not logged"
 blkfront_wait 3 "$front3" "the local guest failed while an NBD server was away"
 assert_daemon_alive
+note "the server comes back after the timeout: the disk reconnects"
+nbd_server g file "$WORK/g.img"
+wait_file_line "$LOG" "vbd 2/51712 (xvda): the NBD server is back after" 15 ||
+	fail "the disk did not reconnect once its server was back"
+$CTL stats 2/51712 >"$WORK/stats-2" || fail "blkbackctl stats failed"
+grep -Eq "nbd: outages 1, ended 1, requests resent 0, failed while away [1-9][0-9]*, connections down 0" \
+	"$WORK/stats-2" || fail "the outage is not counted: $(cat "$WORK/stats-2")"
+exec 3>&-
+wait "$HOLD_PID" && fail "dom 2's failed run exited 0"
 detach 2
 detach 3
 
