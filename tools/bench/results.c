@@ -293,6 +293,28 @@ static void throughput_ratio(struct bench_target *t, const struct bench_cell *a,
 	      v[n - 1]);
 }
 
+/*
+ * When @arm ran, what its image store costs: its aggregate at N=@n against
+ * the file arm's (@file), into @out, for information. Returns the targets
+ * stored (0 or 1).
+ */
+static unsigned int store_ratio(const struct bench_results *r,
+				enum bench_job_kind job, enum bench_arm arm,
+				unsigned int n, const struct bench_cell *file,
+				struct bench_target *out)
+{
+	char name[32], label[96];
+
+	if (!bench_config_has_arm(r->cfg, arm))
+		return 0;
+	snprintf(name, sizeof(name), "%s_vs_file", bench_arm_name(arm));
+	snprintf(label, sizeof(label), "%s / blkbackd (file) aggregate at N=%u",
+		 bench_arm_name(arm), n);
+	init_target(out, job, name, label, true, NAN);
+	throughput_ratio(out, ok_cell(r, job, arm, n), file);
+	return 1;
+}
+
 unsigned int bench_targets(const struct bench_results *r,
 			   enum bench_job_kind job, struct bench_target *out)
 {
@@ -319,20 +341,8 @@ unsigned int bench_targets(const struct bench_results *r,
 	init_target(&out[3], job, "blkbackd_scaling", label, true, 0.95);
 	throughput_ratio(&out[3], bb, ok_cell(r, job, BENCH_ARM_BLKBACKD, 1));
 	nr = 4;
-	if (bench_config_has_arm(r->cfg, BENCH_ARM_NBD)) {
-		snprintf(label, sizeof(label),
-			 "nbd / blkbackd (file) aggregate at N=%u", n);
-		init_target(&out[nr], job, "nbd_vs_file", label, true, NAN);
-		throughput_ratio(&out[nr++], ok_cell(r, job, BENCH_ARM_NBD, n),
-				 bb);
-	}
-	if (bench_config_has_arm(r->cfg, BENCH_ARM_RBD)) {
-		snprintf(label, sizeof(label),
-			 "rbd / blkbackd (file) aggregate at N=%u", n);
-		init_target(&out[nr], job, "rbd_vs_file", label, true, NAN);
-		throughput_ratio(&out[nr++], ok_cell(r, job, BENCH_ARM_RBD, n),
-				 bb);
-	}
+	nr += store_ratio(r, job, BENCH_ARM_NBD, n, bb, &out[nr]);
+	nr += store_ratio(r, job, BENCH_ARM_RBD, n, bb, &out[nr]);
 	if (job != BENCH_JOB_QD1READ)
 		return nr;
 	/* The smallest N: one guest, when it was run, as in the issue. */
