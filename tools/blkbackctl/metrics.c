@@ -128,6 +128,16 @@ static void put_host_errors(FILE *out, const char *name, json_object *dev,
 	}
 }
 
+/* An NBD disk's counter @field of its "nbd" object; nothing for others. */
+static void put_nbd_counter(FILE *out, const char *name, json_object *dev,
+			    const char *field)
+{
+	json_object *nbd = member(dev, "nbd");
+
+	if (nbd)
+		put_sample(out, name, dev, NULL, counter(nbd, field));
+}
+
 /* One stage as a cumulative histogram in seconds. */
 static void put_stage(FILE *out, const char *name, json_object *dev,
 		      const char *stage, json_object *t)
@@ -210,6 +220,18 @@ static const struct family {
 	{ "blkbackd_requests_in_flight", "gauge",
 	  "Requests taken off the ring and not answered yet.", put_counter,
 	  "in_flight" },
+	{ "blkbackd_nbd_outages_total", "counter",
+	  "Times an NBD disk's server went away.", put_nbd_counter, "outages" },
+	{ "blkbackd_nbd_requests_resent_total", "counter",
+	  "Requests sent again to an NBD server that came back.",
+	  put_nbd_counter, "resent" },
+	{ "blkbackd_nbd_requests_failed_away_total", "counter",
+	  "Requests failed because their NBD server stayed away longer than "
+	  "--nbd-reconnect-timeout.",
+	  put_nbd_counter, "failed_server_away" },
+	{ "blkbackd_nbd_connections_down", "gauge",
+	  "An NBD disk's connections away from their server now.",
+	  put_nbd_counter, "connections_down" },
 	{ "blkbackd_stage_seconds", "histogram",
 	  "Time requests spent in each of the daemon's stages (only with "
 	  "blkbackd --stage-timing).",
