@@ -842,6 +842,9 @@ static void nbd_event(struct blk_backend *b, unsigned int which, int res)
 	} else if (res > 0 && current && which == WATCH_OUT) {
 		lib.nbd_aio_notify_write(nb->h);
 	}
+	/* Closing, with no I/O left: no more reconnecting, nothing to say. */
+	if (nb->detached)
+		return;
 	if (nb->state == LINK_CONNECTING)
 		check_attempt(nb);
 	run_finished(nb);
