@@ -301,15 +301,21 @@ note "a run interrupted while its Ceph cluster starts stops the cluster"
 "$BENCH" --guests 1 --jobs randread --arms blkbackd,rbd --size 1M \
 	--dir "$WORK" --json "$WORK/c.json" >/dev/null 2>"$WORK/ceph.err" &
 pid=$!
+# pid_in FILE: the pid FILE holds, once it holds one (a daemon writes it
+# after it started).
+pid_in() {
+	pi=$(cat "$1" 2>/dev/null)
+	case $pi in '' | *[!0-9]*) return 1 ;; esac
+	echo "$pi"
+}
 tries=600
-until [ -s "$WORK"/blkback-bench.*/ceph/run/osd.0.pid ]; do
+until mon_pid=$(pid_in "$WORK"/blkback-bench.*/ceph/run/mon.a.pid) &&
+	osd_pid=$(pid_in "$WORK"/blkback-bench.*/ceph/run/osd.0.pid); do
 	kill -0 "$pid" 2>/dev/null || fail "the run ended before its OSD started: $(cat "$WORK/ceph.err")"
 	tries=$((tries - 1))
 	[ "$tries" -gt 0 ] || { kill -KILL "$pid"; fail "the OSD never started"; }
 	sleep 0.1
 done
-mon_pid=$(cat "$WORK"/blkback-bench.*/ceph/run/mon.a.pid)
-osd_pid=$(cat "$WORK"/blkback-bench.*/ceph/run/osd.0.pid)
 kill -INT "$pid"
 wait "$pid" && fail "an interrupted run must not exit 0"
 ls -d "$WORK"/blkback-bench.* >/dev/null 2>&1 &&
