@@ -1,9 +1,13 @@
 #!/bin/bash
-# Build the cached part of the real-Xen end-to-end test: a Debian 12 dom0
-# root with Xen 4.17 and a Debian kernel, and the pieces cut out of it that
-# QEMU and the guests boot from.
+# Build the cached part of the real-Xen end-to-end test: a Debian dom0 root
+# with Debian's Xen and kernel (bookworm: Xen 4.17; trixie: Xen 4.20), and
+# the pieces cut out of it that QEMU and the guests boot from.
 #
-#   build-dom0.sh OUTDIR PACKAGE...
+#   build-dom0.sh SUITE OUTDIR PACKAGE...
+#
+# A PACKAGE that SUITE does not have under its name is looked for with the
+# t64 suffix (trixie renamed libraries in the 64-bit time_t transition; the
+# daemon's library packages are named after the host's, bookworm).
 #
 # OUTDIR (which must not exist yet) receives:
 #   dom0.ext4        the dom0 root filesystem (booted with snapshot=on)
@@ -16,8 +20,9 @@
 # overlay, so this cache stays valid across code changes.
 set -euo pipefail
 
-out=$1
-shift
+suite=$1
+out=$2
+shift 2
 mirror=${BLKBACKD_E2E_MIRROR:-http://deb.debian.org/debian}
 tmp="$out.tmp.$$"
 root="$tmp/root"
@@ -34,8 +39,8 @@ trap cleanup EXIT
 
 mkdir -p "$tmp"
 
-say "debootstrap --variant=minbase bookworm (a few minutes)"
-debootstrap --variant=minbase bookworm "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 || {
+say "debootstrap --variant=minbase $suite (a few minutes)"
+debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 || {
 	tail -n 30 "$tmp/debootstrap.log" >&2
 	exit 1
 }
@@ -48,9 +53,18 @@ mount -t sysfs sys "$root/sys"
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts"
 
-say "installing: $*"
+pkgs=()
+for p in "$@"; do
+	if ! chroot "$root" apt-cache show "$p" >/dev/null 2>&1 &&
+		chroot "$root" apt-cache show "${p}t64" >/dev/null 2>&1; then
+		say "$suite names $p ${p}t64"
+		p=${p}t64
+	fi
+	pkgs+=("$p")
+done
+say "installing: ${pkgs[*]}"
 chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-	--no-install-recommends "$@" >"$tmp/apt.log" 2>&1 || {
+	--no-install-recommends "${pkgs[@]}" >"$tmp/apt.log" 2>&1 || {
 	tail -n 30 "$tmp/apt.log" >&2
 	exit 1
 }
@@ -61,10 +75,14 @@ rm -rf "$root"/var/lib/apt/lists/*
 kver=$(basename "$(ls -d "$root"/lib/modules/* | sort -V | tail -n 1)")
 say "kernel $kver"
 
-# What the README tells operators: keep the kernel backend from loading
-# (udev would load it through its xen-backend:vbd alias otherwise).
-printf 'blacklist xen-blkback\ninstall xen-blkback /bin/false\n' \
-	>"$root/etc/modprobe.d/blkbackd.conf"
+# What the README tells operators of a dom0 where blkbackd serves
+# backend/vbd: keep the kernel backend from loading (udev would load it
+# through its xen-backend:vbd alias otherwise).  The trixie dom0 keeps
+# xen-blkback for its phy: volumes; blkbackd serves backend/vbd3 there.
+if [ "$suite" = bookworm ]; then
+	printf 'blacklist xen-blkback\ninstall xen-blkback /bin/false\n' \
+		>"$root/etc/modprobe.d/blkbackd.conf"
+fi
 
 # PID 1 of the dom0: hand over to the per-run script on the work disk, so
 # that changing the test does not invalidate this cache.
@@ -86,7 +104,7 @@ chmod +x "$root/sbin/e2e-init"
 echo e2e-dom0 >"$root/etc/hostname"
 
 say "extracting the hypervisor and kernels"
-gunzip -c "$root"/boot/xen-4.17-amd64.gz >"$tmp/xen.elf"
+gunzip -c "$(ls "$root"/boot/xen-*-amd64.gz | sort -V | tail -n 1)" >"$tmp/xen.elf"
 cp "$root/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 cp "$root/boot/initrd.img-$kver" "$tmp/initrd.img"
 bash "$(dirname "$0")/extract-vmlinux.sh" "$tmp/vmlinuz" "$tmp/vmlinux"

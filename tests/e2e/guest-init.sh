@@ -13,6 +13,8 @@
 #                     is, verify the pattern dom0 wrote (e2e_verify=M:L:SEED,
 #                     in MiB), write and verify another (e2e_write=M:L:SEED)
 #                     and print its checksum for dom0 to compare
+#   e2e_disks=xvda,xvdb  (pattern) do that on each of these disks, the
+#                     results and checksums named after the disk
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
 #   e2e_bench=1       (full) measure throughput and IOPS as well
@@ -122,19 +124,36 @@ mib_region() { # M:L:SEED -> "OFFSET LENGTH SEED", in bytes for e2e-check
 	rest=${1#*:}
 	echo "$((m << 20)) $((${rest%%:*} << 20)) ${rest#*:}"
 }
-pattern_role() {
-	echo "E2E-GUEST-TYPE $(cat /sys/hypervisor/guest_type 2>/dev/null || echo unknown)"
+# The patterns on one disk; NAME ("" or "xvdb/") prefixes the results,
+# TAG ("" or "-xvdb") the checksum's marker, E2E-SUM.
+disk_patterns() { # DEVICE NAME TAG
+	if ! wait_for "[ -b $1 ]" 30; then
+		result FAIL "${2}disk-appears" "$1 did not appear"
+		return
+	fi
 	if [ -n "$(arg e2e_verify)" ]; then
 		# shellcheck disable=SC2046 # three fields on purpose
-		check dom0-pattern-read e2e-check verify $D $(mib_region "$(arg e2e_verify)") -d -b 1M
+		check "${2}dom0-pattern-read" e2e-check verify $1 $(mib_region "$(arg e2e_verify)") -d -b 1M
 	fi
+	pd=$1
+	name=$2
+	tag=$3
 	# shellcheck disable=SC2046
 	set -- $(mib_region "$(arg e2e_write)")
-	check guest-pattern-written sh -c \
-		"e2e-check write $D $1 $2 $3 -d -b 256K &&
-		 e2e-check verify $D $1 $2 $3 -d -b 64K"
+	check "${name}guest-pattern-written" sh -c \
+		"e2e-check write $pd $1 $2 $3 -d -b 256K &&
+		 e2e-check verify $pd $1 $2 $3 -d -b 64K"
 	echo 3 >/proc/sys/vm/drop_caches
-	echo "E2E-SUM $(dd if=$D bs=1M skip=$(($1 >> 20)) count=$(($2 >> 20)) 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	echo "E2E-SUM$tag $(dd if=$pd bs=1M skip=$(($1 >> 20)) count=$(($2 >> 20)) 2>/dev/null | sha256sum | cut -d' ' -f1)"
+}
+pattern_role() {
+	echo "E2E-GUEST-TYPE $(cat /sys/hypervisor/guest_type 2>/dev/null || echo unknown)"
+	if [ -z "$(arg e2e_disks)" ]; then
+		disk_patterns $D "" ""
+	fi
+	for dev in $(arg e2e_disks | tr , ' '); do
+		disk_patterns /dev/$dev "$dev/" "-$dev"
+	done
 	echo "E2E-DONE failed=$failed"
 	idle_forever
 }

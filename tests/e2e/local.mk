@@ -15,6 +15,8 @@ E2E_FILES = \
 	tests/e2e/extract-vmlinux.sh \
 	tests/e2e/dom0-init.sh \
 	tests/e2e/dom0-test.sh \
+	tests/e2e/dom0-test-xen420.sh \
+	tests/e2e/xen420.sh \
 	tests/e2e/concurrency.sh \
 	tests/e2e/guest-init.sh
 EXTRA_DIST += $(E2E_FILES) tests/e2e/README.md tests/e2e/local.mk

@@ -1,6 +1,8 @@
 #!/bin/bash
 # The real-Xen end-to-end test: blkbackd in a Debian dom0 under Xen 4.17,
-# booted in QEMU (TCG), serving real Linux xen-blkfront guests started by xl.
+# booted in QEMU (TCG), serving real Linux xen-blkfront guests started by xl;
+# then (part xen420) a Debian 13 dom0 under Xen 4.20 where it serves
+# backendtype=tap disks beside xen-blkback (xen420.sh).
 # Run by `make check-xen`; see tests/e2e/README.md.
 #
 # Environment:
@@ -9,9 +11,10 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1800]
-#   BLKBACKD_E2E_PARTS        "blkbackd kernel concurrency" (default),
-#                             or some of "blkbackd pvh hvm kernel
-#                             concurrency" (pvh and hvm: see README.md)
+#   BLKBACKD_E2E_PARTS        "blkbackd kernel concurrency xen420"
+#                             (default), or some of "blkbackd pvh hvm
+#                             kernel concurrency xen420" (pvh and hvm:
+#                             see README.md; xen420 is a boot of its own)
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -34,6 +37,11 @@ elapsed() { echo $(($(date +%s) - t_start)); }
 DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
 libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen"
+# Those of the Debian 13 dom0 (part xen420); no HVM guest there, so no
+# device model.
+DOM0_PACKAGES_TRIXIE="linux-image-amd64 initramfs-tools
+xen-hypervisor-4.20-amd64 xen-utils-4.20 xen-utils-common xenstore-utils
+e2fsprogs util-linux kmod procps busybox-static"
 # What this script needs on the host, by command and Debian package.
 HOST_TOOLS="qemu-system-x86_64:qemu-system-x86 debootstrap:debootstrap
 mkfs.ext4:e2fsprogs debugfs:e2fsprogs cpio:cpio gcc:gcc xz:xz-utils
@@ -100,12 +108,37 @@ daemon_packages() {
 	done | cut -d: -f1 | sort -u | tr '\n' ' '
 }
 
-# The cache key: the version of every package the dom0 is built from, and
-# the scripts that build it.
-cache_key() {
+# apt-cache for SUITE: the host's own for bookworm, else one reading
+# SUITE's package lists, kept under the cache directory.
+suite_apt_cache() { # SUITE ARGS...
+	local suite=$1 dir=$cache_root/apt-$1
+	shift
+	if [ "$suite" = bookworm ]; then
+		apt-cache "$@"
+		return
+	fi
+	local opts=(-o "Dir::Etc::sourcelist=$dir/sources.list"
+		-o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$dir/lists"
+		-o "Dir::Cache=$dir/cache")
+	if [ ! -d "$dir/lists" ] ||
+		[ -n "$(find "$dir/lists" -maxdepth 0 -mmin +1440)" ]; then
+		mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+		echo "deb ${BLKBACKD_E2E_MIRROR:-http://deb.debian.org/debian} $suite main" \
+			>"$dir/sources.list"
+		apt-get "${opts[@]}" update >"$results/apt-$suite.log" 2>&1 ||
+			skip "cannot read $suite's package lists (see $results/apt-$suite.log)"
+		touch "$dir/lists"
+	fi
+	apt-cache "${opts[@]}" "$@"
+}
+
+# The cache key: the suite, the version of every package the dom0 is built
+# from, and the scripts that build it.
+cache_key() { # SUITE PACKAGES
 	local p
-	for p in $1; do
-		printf '%s %s\n' "$p" "$(apt-cache policy "$p" 2>/dev/null |
+	echo "suite $1"
+	for p in $2; do
+		printf '%s %s\n' "$p" "$(suite_apt_cache "$1" policy "$p" 2>/dev/null |
 			sed -n 's/^ *Candidate: //p')"
 	done
 	printf 'debootstrap %s\n' "$(dpkg-query -W -f '${Version}' debootstrap)"
@@ -113,32 +146,39 @@ cache_key() {
 		sed "s|$here/||"
 }
 
-# A dom0 is 1.3 GB: keep only the current one (other keys are stale).
-prune_cache() {
+key_suite() { # KEY-FILE
+	sed -n 's/^suite //p' "$1" | grep . || echo bookworm
+}
+
+# A dom0 is 1.3 GB: keep only the current one of each suite (other keys
+# are stale; a key without a suite line is bookworm's, from before there
+# were two).
+prune_cache() { # SUITE KEY
 	local d
 	for d in "$cache_root"/*; do
-		[ -f "$d/key.txt" ] && [ "$(basename "$d")" != "$1" ] || continue
+		[ -f "$d/key.txt" ] && [ "$(basename "$d")" != "$2" ] || continue
+		[ "$(key_suite "$d/key.txt")" = "$1" ] || continue
 		say "removing the stale dom0 cache $d"
 		rm -rf "$d"
 	done
 }
 
-ensure_cache() {
-	local pkgs=$1 keytext key
-	keytext=$(cache_key "$pkgs")
+ensure_cache() { # SUITE PACKAGES
+	local suite=$1 pkgs=$2 keytext key
+	keytext=$(cache_key "$suite" "$pkgs")
 	key=$(echo "$keytext" | sha256sum | cut -c1-16)
 	cache=$cache_root/$key
 	exec 9>"$cache_root/.lock"
 	flock 9
 	if [ -f "$cache/dom0.ext4" ]; then
-		say "dom0 cache: $cache (warm)"
+		say "$suite dom0 cache: $cache (warm)"
 	else
-		say "dom0 cache: $cache (cold: building, about 3-5 minutes)"
+		say "$suite dom0 cache: $cache (cold: building, about 3-5 minutes)"
 		rm -rf "$cache"
 		# shellcheck disable=SC2086 # a word list
-		bash "$here/build-dom0.sh" "$cache" $pkgs
+		bash "$here/build-dom0.sh" "$suite" "$cache" $pkgs
 		echo "$keytext" >"$cache/key.txt"
-		prune_cache "$key"
+		prune_cache "$suite" "$key"
 	fi
 	flock -u 9
 }
@@ -210,49 +250,82 @@ fetch_results() {
 		mv "$results/results" "$results/run" || say "no results on the work disk"
 }
 
-show_failure_logs() {
+show_failure_logs() { # RESULTS-DIR
 	local f
-	say "----- tail of the serial log ($results/serial.log)"
-	tail -n 60 "$results/serial.log" || true
-	for f in "$results"/run/console/*.log "$results/run/blkbackd.log"; do
+	say "----- tail of the serial log ($1/serial.log)"
+	tail -n 60 "$1/serial.log" || true
+	for f in "$1"/run/console/*.log "$1/run/blkbackd.log"; do
 		[ -f "$f" ] || continue
 		say "----- tail of $f"
 		tr -d '\r' <"$f" | tail -n 40
 	done
 }
 
+# Judge one boot from what it left in RESULTS-DIR: print its figures and
+# failing checks, add its counts to the totals; fail unless every check
+# passed and QEMU exited cleanly.
+total_pass=0
+total_fail=0
+total_skip=0
+judge_boot() { # NAME RESULTS-DIR QEMU-STATUS
+	local log summary n
+	log=$2/run/dom0-test.log
+	[ -f "$log" ] || log=$2/serial.log
+	summary=$(grep -E '^E2E-SUMMARY: ' "$log" | tail -n 1 || true)
+	echo
+	grep -E '^E2E-BENCH' "$log" || true
+	if [ -n "$summary" ]; then
+		read -r n _ <<<"${summary#*: }"
+		total_pass=$((total_pass + n))
+		n=${summary#*passed, }
+		total_fail=$((total_fail + ${n%% *}))
+		n=${summary#*failed, }
+		total_skip=$((total_skip + ${n%% *}))
+	else
+		total_fail=$((total_fail + 1))
+	fi
+	if [ -n "$summary" ] && ! grep -q '^E2E: FAIL' "$log" &&
+		! grep -q '^E2E-DOM0: FAIL' "$2/serial.log" &&
+		[ "$3" -eq 0 ]; then
+		say "$1: all checks passed; logs in $2 (${summary#E2E-SUMMARY: })"
+		return 0
+	fi
+	say "$1: FAILED (QEMU status $3); failing checks:"
+	grep -hE '^(E2E: FAIL|E2E-DOM0: FAIL)' "$log" "$2/serial.log" || true
+	show_failure_logs "$2"
+	return 1
+}
+
+has_part() { case " $all_parts " in *" $1 "*) return 0 ;; esac; return 1; }
+
 main() {
-	local log summary
+	local ok=0
+	all_parts=${BLKBACKD_E2E_PARTS:-blkbackd kernel concurrency xen420}
 	mkdir -p "$results" "$cache_root"
 	rm -f "$results/serial.log"
 	install_host_tools
 	work=$(mktemp -d "${TMPDIR:-/var/tmp}/blkbackd-e2e.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	install_blkbackd
-	ensure_cache "$DOM0_PACKAGES $(daemon_packages)"
-	make_work_disk
-	say "host preparation took $(elapsed) s"
-	boot
-	fetch_results
-	log=$results/run/dom0-test.log
-	[ -f "$log" ] || log=$results/serial.log
-	summary=$(grep -E '^E2E-SUMMARY: ' "$log" | tail -n 1 || true)
-	echo
-	grep -E '^E2E-BENCH' "$log" || true
-	if [ -n "$summary" ] && ! grep -q '^E2E: FAIL' "$log" &&
-		! grep -q '^E2E-DOM0: FAIL' "$results/serial.log" &&
-		[ "$qemu_rc" -eq 0 ]; then
-		say "all checks passed in $(elapsed) s; logs in $results"
-		echo "check-xen: ${summary#E2E-SUMMARY: }"
-		return 0
+	# The Debian 12 boot: every part but xen420.
+	if [ -n "$(echo " $all_parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
+		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)"
+		make_work_disk
+		say "host preparation took $(elapsed) s"
+		boot
+		fetch_results
+		judge_boot "Debian 12 (Xen 4.17)" "$results" "$qemu_rc" || ok=1
 	fi
-	say "FAILED (QEMU status $qemu_rc); failing checks:"
-	grep -hE '^(E2E: FAIL|E2E-DOM0: FAIL)' "$log" "$results/serial.log" || true
-	show_failure_logs
-	echo "check-xen: ${summary#E2E-SUMMARY: }"
-	[ -n "$summary" ] || echo "check-xen: 0 passed, 1 failed"
-	return 1
+	if has_part xen420; then
+		xen420_boot
+		judge_boot "Debian 13 (Xen 4.20)" "$results/xen420" \
+			"$xen420_qemu_rc" || ok=1
+	fi
+	say "done in $(elapsed) s"
+	echo "check-xen: $total_pass passed, $total_fail failed, $total_skip skipped"
+	return $ok
 }
 
+. "$here/xen420.sh"
 main "$@"
 exit

@@ -1,0 +1,35 @@
+# shellcheck shell=bash disable=SC2034,SC2154 # run.sh's variables
+# Part xen420 of the real-Xen test, sourced by run.sh: a second boot, of a
+# Debian 13 dom0 with Xen 4.20 (its own cached root, built by build-dom0.sh
+# for trixie), where the kernel's xen-blkback serves a phy: disk and
+# blkbackd, started with --serve vbd3, a backendtype=tap disk of the same
+# guest; dom0-test-xen420.sh is the test run in that dom0.  Uses run.sh's
+# functions and variables; sets xen420_qemu_rc.
+xen420_boot() {
+	local t0
+	t0=$(date +%s)
+	set +e
+	(
+		set -e
+		results=$results/xen420
+		work=$work/xen420
+		timeout_s=${BLKBACKD_E2E_XEN420_TIMEOUT:-900}
+		# make_work_disk writes the parts for dom0-test*.sh.
+		BLKBACKD_E2E_PARTS=xen420
+		mkdir -p "$results" "$work/stage/e2e"
+		rm -f "$results/serial.log"
+		# The daemon as installed for the first boot, bookworm-built.
+		ln -s ../overlay "$work/overlay"
+		ensure_cache trixie "$DOM0_PACKAGES_TRIXIE $(daemon_packages)"
+		# dom0-init.sh runs this one instead of dom0-test.sh.
+		install -m 755 "$here/dom0-test-xen420.sh" "$work/stage/e2e/"
+		make_work_disk
+		say "xen420: host preparation took $(($(date +%s) - t0)) s"
+		boot
+		fetch_results
+		exit "$qemu_rc"
+	)
+	xen420_qemu_rc=$?
+	set -e
+	say "xen420: the part took $(($(date +%s) - t0)) s"
+}
