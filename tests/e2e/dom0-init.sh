@@ -29,7 +29,7 @@ done
 mountpoint -q /proc/xen || mount -t xenfs xenfs /proc/xen ||
 	fatal "cannot mount xenfs"
 
-XEN_BIN=$(ls -d /usr/lib/xen-*/bin | sort -V | tail -n 1)
+XEN_BIN=$(ls -d /usr/lib/xen-[0-9]*/bin | sort -V | tail -n 1)
 XENSTORED_ROOTDIR=/run/xenstored oxenstored --pid-file /run/xenstore.pid ||
 	fatal "oxenstored did not start"
 i=0
