@@ -119,6 +119,10 @@ int blk_vbd_paths(const struct blk_vbd_spec *s, struct blk_vbd_paths *out)
 		 s->backend_domid, out->kind, s->domid, out->devid);
 	snprintf(out->fe, sizeof(out->fe), "/local/domain/%u/device/vbd/%u",
 		 s->domid, out->devid);
+	out->libxl[0] = '\0';
+	if (s->libxl_record)
+		snprintf(out->libxl, sizeof(out->libxl),
+			 "/libxl/%u/device/vbd/%u", s->domid, out->devid);
 	return 0;
 }
 
@@ -163,12 +167,14 @@ static int write_frontend_keys(struct xs_handle *xs, xs_transaction_t t,
 	return ret;
 }
 
-/* The backend half, with libxl's keys for a `script=` disk. */
+/*
+ * The backend half, with libxl's keys for a `script=` disk, into @be: the
+ * backend's directory, or libxl's record of it.
+ */
 static int write_backend_keys(struct xs_handle *xs, xs_transaction_t t,
 			      const struct blk_vbd_spec *d,
-			      const struct blk_vbd_paths *p)
+			      const struct blk_vbd_paths *p, const char *be)
 {
-	const char *be = p->be;
 	int ret = 0;
 
 	ret = ret ?: write_key(xs, t, be, "frontend", "%s", p->fe);
@@ -205,6 +211,22 @@ static int write_backend_keys(struct xs_handle *xs, xs_transaction_t t,
 	return ret;
 }
 
+/* libxl's record of the disk: dom0's alone, the backend's keys and where. */
+static int write_libxl_record(struct xs_handle *xs, xs_transaction_t t,
+			      const struct blk_vbd_spec *d,
+			      const struct blk_vbd_paths *p)
+{
+	struct xs_permissions perms[1] = {
+		{ .id = 0, .perms = XS_PERM_NONE },
+	};
+	int ret;
+
+	xs_rm(xs, t, p->libxl);
+	ret = xenbus_mkdir(xs, t, p->libxl, perms, 1);
+	ret = ret ?: write_backend_keys(xs, t, d, p, p->libxl);
+	return ret ?: write_key(xs, t, p->libxl, "backend", "%s", p->be);
+}
+
 /* libxl__device_generic_add: both trees, owned and readable as in Xen. */
 static int write_disk_nodes(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
@@ -231,9 +253,10 @@ static int write_disk_nodes(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	if (ret < 0)
 		return ret;
 	ret = write_frontend_keys(xs, t, d, p);
-	if (ret < 0)
+	ret = ret ?: write_backend_keys(xs, t, d, p, p->be);
+	if (ret < 0 || !p->libxl[0])
 		return ret;
-	return write_backend_keys(xs, t, d, p);
+	return write_libxl_record(xs, t, d, p);
 }
 
 int blk_vbd_add(struct xs_handle *xs, const struct blk_vbd_spec *s,
@@ -292,6 +315,8 @@ static int remove_disk_nodes(struct xs_handle *xs, xs_transaction_t t,
 
 	remove_with_empty_parents(xs, t, p->fe);
 	remove_with_empty_parents(xs, t, p->be);
+	if (p->libxl[0])
+		xs_rm(xs, t, p->libxl);
 	return 0;
 }
 

@@ -42,6 +42,14 @@ struct blk_vbd_spec {
 	 */
 	bool tap;
 	const char *format;
+	/*
+	 * Also write libxl's own record of the disk, the backend's keys
+	 * and "backend" under /libxl/D/device/vbd/N (vbd for a vbd3 disk
+	 * too), in the same transaction, as xl does (seen under libxl
+	 * 4.20): for the simulated toolstack, which stands for xl; not for
+	 * `blkbackctl attach`, which is no libxl.
+	 */
+	bool libxl_record;
 };
 
 /* Where its two trees live. */
@@ -50,6 +58,7 @@ struct blk_vbd_paths {
 	const char *kind; /* the backend's directory: "vbd" or "vbd3" */
 	char be[128]; /* /local/domain/B/backend/KIND/D/N */
 	char fe[128]; /* /local/domain/D/device/vbd/N */
+	char libxl[128]; /* /libxl/D/device/vbd/N, or "" without libxl_record */
 };
 
 /* The paths of @s's trees; -EINVAL for a vdev Xen would refuse. */
@@ -71,8 +80,8 @@ int blk_vbd_unplug(struct xs_handle *xs, const struct blk_vbd_paths *p);
 
 /*
  * Remove both trees, and the directories they leave empty (the backend's
- * per-domain directory), in one transaction, so that a backend never sees
- * one tree without the other.
+ * per-domain directory), and libxl's record when there is one, in one
+ * transaction, so that a backend never sees one tree without the other.
  */
 int blk_vbd_remove(struct xs_handle *xs, const struct blk_vbd_paths *p);
 

@@ -4,7 +4,9 @@
 # backend/vbd for phy: disks: the daemon starts although xen-blkback is
 # bound, serves the vbd3 disk verified data from its "aio:PATH" params,
 # never touches a backend/vbd device, refuses a VHD image with the reason
-# xl shows, and detaches cleanly. `--serve both` serves the two.
+# xl shows, and detaches cleanly. `--serve both` serves the two. The
+# simulated toolstack writes what libxl 4.20 wrote under real Xen (the
+# check-xen part xen420 dumps it), its /libxl copy of the device included.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 
@@ -31,6 +33,12 @@ be3=/local/domain/0/backend/vbd3/2/51712
 assert_node "$be3/params" "aio:$WORK/d2.img"
 assert_node "$be3/state" 2
 assert_node "$be3/hotplug-status" connected
+# libxl's own record of the disk: under device/vbd, pointing at vbd3.
+lx=/libxl/2/device/vbd/51712
+assert_node "$lx/backend" "$be3"
+assert_node "$lx/params" "aio:$WORK/d2.img"
+assert_node "$lx/type" vbd3
+assert_node "$lx/state" 1
 blkfront 2 --ops 400 --verify >/dev/null
 grep -q "verified OK" "$WORK/front-2.out" ||
 	fail "the tap disk's guest did not verify: $(cat "$WORK/front-2.out")"
@@ -38,6 +46,7 @@ grep -q "vbd3 2/51712" "$WORK/blkbackd.log" ||
 	fail "the log does not name the device vbd3 2/51712"
 detach 2 xvda --backendtype tap
 xs_read "$be3/state" >/dev/null && fail "$be3 still there after detach"
+xs_read "$lx/backend" >/dev/null && fail "$lx still there after detach"
 
 # The kernel's device: as it was written, nothing added.
 assert_node "$kbe/state" 1

@@ -130,6 +130,9 @@ int toolstack_domain_destroy(struct xs_handle *xs, const char *simdir,
 	snprintf(path, sizeof(path), "/local/domain/%u", domid);
 	if (!xs_rm(xs, XBT_NULL, path) && errno != ENOENT && !first)
 		first = xs_errno();
+	snprintf(path, sizeof(path), "/libxl/%u", domid);
+	if (!xs_rm(xs, XBT_NULL, path) && errno != ENOENT && !first)
+		first = xs_errno();
 	for (unsigned int i = 0; remove_backends && i < 2; i++) {
 		static const char *const kinds[] = { "vbd", "vbd3" };
 
@@ -163,6 +166,7 @@ static int disk_paths_init(struct disk_paths *p,
 		.no_discard = disk->no_discard,
 		.tap = disk->tap,
 		.format = disk->format,
+		.libxl_record = true,
 	};
 	return blk_vbd_paths(&p->spec, &p->paths);
 }

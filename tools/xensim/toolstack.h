@@ -4,8 +4,11 @@
  * domain and to plug and unplug a `vbd` disk whose backend is served by a
  * userspace daemon (`script=blkbackd`), or a `vbd3` one as libxl 4.19 and
  * later plug a `backendtype=tap` disk. It writes the same xenstore keys,
- * with the same permissions and in the same order, and waits with the same
- * 10 s deadlines, so the daemon under test sees what it would see under xl.
+ * with the same permissions and in the same order (libxl's own copy of the
+ * backend keys under /libxl/<domid>/device/vbd included, a `vbd3` disk's
+ * too, as the real-Xen test's dump of libxl 4.20 shows), and waits with the
+ * same 10 s deadlines, so the daemon under test sees what it would see
+ * under xl.
  */
 #ifndef XENSIM_TOOLSTACK_H
 #define XENSIM_TOOLSTACK_H
@@ -23,8 +26,9 @@ int toolstack_domain_create(struct xs_handle *xs, const char *simdir,
 			    uint32_t domid, uint32_t mem_mb);
 /*
  * Kill the domain (it becomes dying in xensim), release it in xenstored so
- * `@releaseDomain` fires, and remove /local/domain/@domid. With
- * @remove_backends, also remove backend/vbd/@domid under dom0 as libxl does
+ * `@releaseDomain` fires, and remove /local/domain/@domid and libxl's
+ * /libxl/@domid. With @remove_backends, also remove backend/vbd/@domid and
+ * backend/vbd3/@domid under dom0 as libxl does
  * once the devices are gone; without it the backend sees a guest that died
  * with devices still plugged.
  */
