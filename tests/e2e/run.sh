@@ -146,13 +146,14 @@ cache_key() { # SUITE PACKAGES
 		sed "s|$here/||"
 }
 
+# The suite a cache was built for; a key without a suite line is
+# bookworm's, from before there were two.
 key_suite() { # KEY-FILE
 	sed -n 's/^suite //p' "$1" | grep . || echo bookworm
 }
 
 # A dom0 is 1.3 GB: keep only the current one of each suite (other keys
-# are stale; a key without a suite line is bookworm's, from before there
-# were two).
+# are stale).
 prune_cache() { # SUITE KEY
 	local d
 	for d in "$cache_root"/*; do
