@@ -224,7 +224,7 @@ make_work_disk() {
 boot() {
 	local append kargs
 	append="console=com1 com1=115200,8n1 dom0_mem=1024M,max:1024M"
-	append="$append dom0_max_vcpus=2 noreboot"
+	append="$append dom0_max_vcpus=2 ${xen_noreboot-noreboot}"
 	kargs="console=hvc0 earlyprintk=xen root=/dev/vda rw init=/sbin/e2e-init"
 	# +svm,+npt: AMD-V with nested paging for the Xen inside, which then
 	# offers HVM with HAP, needed by the PVH and HVM guests (see
@@ -327,6 +327,7 @@ main() {
 	return $ok
 }
 
+# shellcheck source=tests/e2e/xen420.sh
 . "$here/xen420.sh"
 main "$@"
 exit
