@@ -168,13 +168,14 @@ vhd_refused() {
 	fi
 }
 
-# After the shutdown: in each image the guest's pattern, its checksum and
-# dom0's pattern untouched.
-verify_disk() { # DEV IMAGE
+# After the shutdown: in each image the guest's pattern, its checksum (the
+# guest's E2E-SUM line for xvda, E2E-SUM-xvdb for xvdb) and dom0's
+# pattern untouched.
+verify_disk() { # DEV IMAGE SUM-MARKER
 	local want have
 	check "$G/$1/dom0-guest-pattern" "$CHECK" verify "$2" 40M 16M 22 -d -b 1M
 	check "$G/$1/dom0-pattern-untouched" "$CHECK" verify "$2" 32M 8M 21 -b 1M
-	want=$(guest_line "$G" "E2E-SUM-$1")
+	want=$(guest_line "$G" "$3")
 	have=$(dd if="$2" bs=1M skip=40 count=16 2>/dev/null | sha256sum | cut -d' ' -f1)
 	if [ -n "$want" ] && [ "$want" = "$have" ]; then
 		result PASS "$G/$1/dom0-checksum-as-guest" "$have"
@@ -194,7 +195,7 @@ guest_two_backends() {
 		return
 	fi
 	guest_config $G "phy:$LOOPDEV,xvda,w" \
-		"e2e_disks=xvda,xvdb $PATTERN_ARGS" 1 \
+		"e2e_devs=xvda,xvdb $PATTERN_ARGS" 1 \
 		"vdev=xvdb,access=rw,backendtype=tap,script=blkbackd,target=$TAP_IMG"
 	# What libxl 4.20 does and waits for, in its own words.
 	if ! timeout 120 xl -vvv create "$CFG/$G.cfg" >"$R/xl-create-vvv.log" 2>&1; then
@@ -219,8 +220,8 @@ guest_two_backends() {
 		result FAIL "$G/backend-nodes-removed"
 	fi
 	losetup -d "$LOOPDEV"
-	verify_disk xvda "$PHY_IMG"
-	verify_disk xvdb "$TAP_IMG"
+	verify_disk xvda "$PHY_IMG" E2E-SUM
+	verify_disk xvdb "$TAP_IMG" E2E-SUM-xvdb
 	echo "E2E-BENCH xen420: the guest with both backends took $(($(uptime_s) - t0)) s"
 }
 

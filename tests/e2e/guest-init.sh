@@ -12,9 +12,8 @@
 #   e2e_role=pattern  (the PVH and HVM guests) say which kind of guest this
 #                     is, verify the pattern dom0 wrote (e2e_verify=M:L:SEED,
 #                     in MiB), write and verify another (e2e_write=M:L:SEED)
-#                     and print its checksum for dom0 to compare
-#   e2e_disks=xvda,xvdb  (pattern) do that on each of these disks, the
-#                     results and checksums named after the disk
+#                     and print its checksum for dom0 to compare, on
+#                     each disk of e2e_devs=xvda,xvdb (default xvda)
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
 #   e2e_bench=1       (full) measure throughput and IOPS as well
@@ -124,35 +123,36 @@ mib_region() { # M:L:SEED -> "OFFSET LENGTH SEED", in bytes for e2e-check
 	rest=${1#*:}
 	echo "$((m << 20)) $((${rest%%:*} << 20)) ${rest#*:}"
 }
-# The patterns on one disk; NAME ("" or "xvdb/") prefixes the results,
-# TAG ("" or "-xvdb") the checksum's marker, E2E-SUM.
-disk_patterns() { # DEVICE NAME TAG
-	if ! wait_for "[ -b $1 ]" 30; then
-		result FAIL "${2}disk-appears" "$1 did not appear"
-		return
-	fi
+# One disk's patterns; checks of disks other than xvda are named after them.
+pattern_disk() { # DEV
+	p=
+	[ "$1" = xvda ] || p="$1/"
+	wait_for "[ -b /dev/$1 ]" 30 || result FAIL "${p}disk-appears" "/dev/$1"
 	if [ -n "$(arg e2e_verify)" ]; then
 		# shellcheck disable=SC2046 # three fields on purpose
-		check "${2}dom0-pattern-read" e2e-check verify $1 $(mib_region "$(arg e2e_verify)") -d -b 1M
+		check "${p}dom0-pattern-read" e2e-check verify "/dev/$1" $(mib_region "$(arg e2e_verify)") -d -b 1M
 	fi
-	pd=$1
-	name=$2
-	tag=$3
 	# shellcheck disable=SC2046
-	set -- $(mib_region "$(arg e2e_write)")
-	check "${name}guest-pattern-written" sh -c \
-		"e2e-check write $pd $1 $2 $3 -d -b 256K &&
-		 e2e-check verify $pd $1 $2 $3 -d -b 64K"
-	echo 3 >/proc/sys/vm/drop_caches
-	echo "E2E-SUM$tag $(dd if=$pd bs=1M skip=$(($1 >> 20)) count=$(($2 >> 20)) 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	set -- "$1" $(mib_region "$(arg e2e_write)")
+	check "${p}guest-pattern-written" sh -c \
+		"e2e-check write /dev/$1 $2 $3 $4 -d -b 256K &&
+		 e2e-check verify /dev/$1 $2 $3 $4 -d -b 64K"
 }
+# e2e_devs=xvda,xvdb: the disks to use (default xvda); E2E-SUM is xvda's
+# checksum, E2E-SUM-DEV another disk's.
 pattern_role() {
 	echo "E2E-GUEST-TYPE $(cat /sys/hypervisor/guest_type 2>/dev/null || echo unknown)"
-	if [ -z "$(arg e2e_disks)" ]; then
-		disk_patterns $D "" ""
-	fi
-	for dev in $(arg e2e_disks | tr , ' '); do
-		disk_patterns /dev/$dev "$dev/" "-$dev"
+	devs=$(arg e2e_devs | tr , ' ')
+	for dev in ${devs:-xvda}; do
+		pattern_disk "$dev"
+	done
+	echo 3 >/proc/sys/vm/drop_caches
+	# shellcheck disable=SC2046
+	set -- $(mib_region "$(arg e2e_write)")
+	for dev in ${devs:-xvda}; do
+		suffix=
+		[ "$dev" = xvda ] || suffix="-$dev"
+		echo "E2E-SUM$suffix $(dd if=/dev/$dev bs=1M skip=$(($1 >> 20)) count=$(($2 >> 20)) 2>/dev/null | sha256sum | cut -d' ' -f1)"
 	done
 	echo "E2E-DONE failed=$failed"
 	idle_forever
