@@ -689,6 +689,91 @@ stop_blkbackd() {
 	fi
 }
 
+# ----- where a depth-1 request's time goes (issue 8): stage timing
+#
+# A separate short pass after the daemon above has stopped, so that the
+# timing cannot touch the comparison with the kernel path: a second daemon,
+# the unit's command line plus --stage-timing, serves "e2e-stages", which
+# runs 4 KiB random reads, then writes, at depth 1 and times each request
+# (e2e-check qd1). dom0 reads `blkbackctl --json stats` before and after
+# each run; the difference of the cumulative stage histograms is the run
+# alone (stage-split.py checks that its request count is the guest's).
+# The same runs from dom0 on the image file, with nothing else running,
+# are the host's own floor. One E2E-STAGES line per run.
+STAGES_LOG=$R/blkbackd-stages.log
+QD1_SECS=8
+
+stats_snapshot() { # FILE
+	blkbackctl --socket "$RUNTIME_DIR/control" --json stats >"$1"
+}
+
+stop_stage_daemon() {
+	local errors
+	kill -TERM "$DPID"
+	wait_until 60 "! kill -0 $DPID 2>/dev/null" || kill -KILL "$DPID"
+	errors=$(grep -E '^(blkbackd: err:|<[0-3]>)' "$STAGES_LOG")
+	if [ -n "$errors" ]; then
+		result FAIL stages/blkbackd-logged-no-errors \
+			"$(echo "$errors" | head -n 5 | tr '\n' ' ')"
+	else
+		result PASS stages/blkbackd-logged-no-errors
+	fi
+}
+
+qd1_line() { # GUEST OP
+	tr -d '\r' <"$(console "$1")" | grep "^E2E-QD1 op=$2 " | tail -n 1
+}
+
+# Both runs of the guest, with a snapshot of the counters around each.
+stage_runs() { # GUEST
+	local op
+	for op in read write; do
+		wait_console "$1" "E2E-QD1-IDLE $op" 120 &&
+			stats_snapshot "$R/stages-$op-before.json" &&
+			wait_console "$1" "E2E-QD1 op=$op" $((QD1_SECS + 120)) &&
+			stats_snapshot "$R/stages-$op-after.json" || {
+			result FAIL "$1/qd1-$op" "$(guest_line "$1" E2E-e2e-check:)"
+			return 1
+		}
+	done
+}
+
+stage_timing_pass() {
+	local g=e2e-stages img=$IMG/stages.img domid op raw out
+	truncate -s 64M "$img"
+	# Real data under the runs, not holes the host answers without I/O.
+	"$CHECK" write "$img" 0 32M 30 -d -b 1M || {
+		result FAIL $g/dom0-prepare-image
+		return
+	}
+	launch_daemon "$DAEMON_CMD --stage-timing" "$STAGES_LOG"
+	if ! wait_until 30 "grep -q 'serving ' '$STAGES_LOG'"; then
+		result FAIL stages/blkbackd-started "$(tail -n 5 "$STAGES_LOG" | tr '\n' ' ')"
+		return
+	fi
+	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$img" \
+		"e2e_role=qd1 e2e_qd1_secs=$QD1_SECS"
+	if start_guest $g; then
+		domid=$(domid_of $g)
+		stage_runs $g && result PASS $g/qd1-runs
+		shutdown_guest $g
+		backend_gone "$domid"
+	fi
+	stop_stage_daemon
+	[ -f "$R/stages-write-after.json" ] || return
+	for op in read write; do
+		raw=$("$CHECK" qd1 "$img" 0 32M $QD1_SECS $op)
+		if out=$(python3 "$E/stage-split.py" "$R/stages-$op-before.json" \
+			"$R/stages-$op-after.json" "$domid" $XVDA $op \
+			"$(qd1_line $g $op)" "$raw" 2>&1); then
+			echo "$out"
+			result PASS "stages/$op-split"
+		else
+			result FAIL "stages/$op-split" "$out"
+		fi
+	done
+}
+
 # ----- PVH and HVM guests on blkbackd
 #
 # Both need Xen's HVM support with HAP (run.sh gives the emulated CPU AMD-V
@@ -938,7 +1023,7 @@ lsmod | grep -q '^xen_blkback' &&
 PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd pvh hvm kernel concurrency")
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 # One daemon serves the PV, PVH and HVM guests in turn.
-if has_part blkbackd || has_part pvh || has_part hvm; then
+if has_part blkbackd || has_part stages || has_part pvh || has_part hvm; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -966,6 +1051,11 @@ if has_part blkbackd || has_part pvh || has_part hvm; then
 		fi
 		leak_checks
 		stop_blkbackd
+		if has_part blkbackd || has_part stages; then
+			t_part=$(uptime_s)
+			stage_timing_pass
+			echo "E2E-BENCH stages: the part took $(($(uptime_s) - t_part)) s"
+		fi
 	fi
 	[ -z "$LOOPDEV" ] || losetup -d "$LOOPDEV"
 fi

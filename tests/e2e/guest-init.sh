@@ -9,6 +9,8 @@
 #   e2e_role=mix      the concurrent-guests comparison's job (`e2e-check
 #                     mixjob`, seed e2e_mix_seed, e2e_mix_size bytes), run
 #                     on dom0's commands (concurrency.sh)
+#   e2e_role=qd1      (the stage-timing pass) 4 KiB random reads, then
+#                     writes, at depth 1 for e2e_qd1_secs seconds each
 #   e2e_role=pattern  (the PVH and HVM guests) say which kind of guest this
 #                     is, verify the pattern dom0 wrote (e2e_verify=M:L:SEED,
 #                     in MiB), write and verify another (e2e_write=M:L:SEED)
@@ -112,6 +114,20 @@ sysfs() { cat "$q/$1" 2>/dev/null || echo 0; }
 
 if [ "$ROLE" = mix ]; then
 	e2e-check mixjob $D "$(arg e2e_mix_seed)" "$(arg e2e_mix_size)"
+	idle_forever
+fi
+
+# The stage-timing pass (dom0-test.sh): each run over the first 32 MiB,
+# timed request by request; before each the guest stays idle for 5 s, so
+# that dom0 can read the daemon's counters between the runs (it checks
+# that their request counts are the guest's).
+if [ "$ROLE" = qd1 ]; then
+	for op in read write; do
+		echo "E2E-QD1-IDLE $op"
+		sleep 5
+		echo "E2E-$(e2e-check qd1 $D 0 32M "$(arg e2e_qd1_secs)" $op 2>&1)"
+	done
+	echo "E2E-DONE failed=0"
 	idle_forever
 fi
 

@@ -10,8 +10,8 @@
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1800]
 #   BLKBACKD_E2E_PARTS        "blkbackd kernel concurrency" (default),
-#                             or some of "blkbackd pvh hvm kernel
-#                             concurrency" (pvh and hvm: see README.md)
+#                             or some of "blkbackd stages pvh hvm kernel
+#                             concurrency" (see README.md)
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -21,6 +21,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-1800}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd kernel concurrency}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -163,11 +164,10 @@ make_work_disk() {
 	mkdir -p "$s/e2e/guest" "$s/results" "$s/img" "$work/ginit/bin"
 	tar -C "$work/overlay" -cf "$s/e2e/overlay.tar" .
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
-		"$here/concurrency.sh" "$s/e2e/"
+		"$here/concurrency.sh" "$here/stage-split.py" "$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
-	echo "${BLKBACKD_E2E_PARTS:-blkbackd kernel concurrency}" \
-		>"$s/e2e/parts"
+	echo "$parts" >"$s/e2e/parts"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
