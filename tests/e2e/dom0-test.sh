@@ -969,6 +969,168 @@ guest_hvm() {
 	fi
 }
 
+# ----- a storage driver domain (issue 9; docs/driver-domain.md)
+#
+# A PV domain named "blkbackd" (driver_domain=1) runs blkbackd, installed
+# from this run's `make install` output, and `xl devd`; its root is a
+# pristine copy of the dom0 root (run.sh gives QEMU the cached image once
+# more, as /dev/vdc), which dom0's blkbackd serves to it, and its images
+# live there, in /srv/img. A PV guest then has two disks written as a user
+# writes them for a driver domain, without script=:
+#   backend=blkbackd,file:/srv/img/dd-a.img,xvda,w
+#   backend=blkbackd,vdev=xvdb,access=rw,target=/srv/img/dd-b.img
+# dom0 checks what libxl and the driver domain wrote while it runs, the
+# guest verifies a pattern put there beforehand and writes and reads back
+# another on each; after its shutdown the driver domain (dd-init.sh)
+# checks the images, reports their checksums (compared here with the
+# guest's) and that it made no loop device; dom0 checks it made none
+# either.
+DD=blkbackd
+DD_ROOT=/dev/vdc
+DD_IMG=/srv/img
+DD_MNT=/mnt/dd-root
+
+# Every loop device bound to a file, as "loopN=FILE".
+loop_bindings() {
+	local f
+	for f in /sys/block/loop*/loop/backing_file; do
+		[ -f "$f" ] && echo "${f#/sys/block/}=$(cat "$f")"
+	done
+}
+
+# Install blkbackd (the overlay of `make install`), the domain's init and
+# the checker into the copy of the root, and make the images.
+dd_prepare_root() {
+	local rc
+	mkdir -p "$DD_MNT"
+	mount -t ext4 "$DD_ROOT" "$DD_MNT" || return 1
+	tar -C "$DD_MNT" --keep-directory-symlink -xf "$E/overlay.tar" &&
+		install -m 755 "$E/dd-init.sh" "$DD_MNT/sbin/e2e-dd-init" &&
+		install -m 755 "$CHECK" "$DD_MNT/usr/local/bin/e2e-check" &&
+		mkdir -p "$DD_MNT$DD_IMG" &&
+		truncate -s 64M "$DD_MNT$DD_IMG/dd-a.img" "$DD_MNT$DD_IMG/dd-b.img" &&
+		write_pattern_a "$DD_MNT$DD_IMG/dd-a.img" &&
+		write_pattern_a "$DD_MNT$DD_IMG/dd-b.img"
+	rc=$?
+	umount "$DD_MNT" || rc=1
+	return $rc
+}
+
+dd_config() {
+	cat >"$CFG/$DD.cfg" <<EOF
+name = "$DD"
+type = "pv"
+driver_domain = 1
+kernel = "$E/guest/vmlinux"
+ramdisk = "$E/guest/initrd.cpio"
+extra = "console=hvc0 loglevel=4 e2e_role=switchroot e2e_init=/sbin/e2e-dd-init"
+memory = 512
+vcpus = 2
+on_poweroff = "destroy"
+on_reboot = "destroy"
+on_crash = "destroy"
+disk = [ 'vdev=xvda,access=rw,script=blkbackd,target=$DD_ROOT' ]
+EOF
+}
+
+# While the guest runs: the disks are the driver domain's, as libxl wrote
+# them for a line without script=, and connected after xl devd ran the
+# (taken over) block script there; dom0 serves none of them.
+dd_backend_checks() { # GUEST GUEST-DOMID DD-DOMID
+	local g=$1 devid be bad="" got
+	for devid in $XVDA $XVDB; do
+		be=/local/domain/$3/backend/vbd/$2/$devid
+		got="state=$(xenstore-read "$be/state" 2>/dev/null)"
+		got="$got script=$(xenstore-read "$be/script" 2>/dev/null)"
+		got="$got hotplug-status=$(xenstore-read "$be/hotplug-status" 2>/dev/null)"
+		got="$got params=$(xenstore-read "$be/params" 2>/dev/null)"
+		case "$got" in
+		"state=4 script=/etc/xen/scripts/block hotplug-status=connected params=$DD_IMG/dd-"[ab].img) ;;
+		*) bad="$bad $devid: $got;" ;;
+		esac
+	done
+	xenstore-exists "$BE/$2" && bad="$bad dom0 has a backend for the guest;"
+	if [ -z "$bad" ]; then
+		result PASS "$g/served-by-driver-domain" "backend/vbd of domain $3: state 4, script block, hotplug-status connected"
+	else
+		result FAIL "$g/served-by-driver-domain" "${bad# }"
+	fi
+}
+
+# The driver domain's checksums against the guest's.
+dd_sums_match() { # GUEST
+	local img dev want have
+	for img in a b; do
+		dev=xvda
+		[ $img = a ] || dev=xvdb
+		want=$(guest_line "$1" "E2E-SUM$([ $dev = xvda ] || echo "-$dev")")
+		have=$(guest_line "$DD" "E2E-DD-SUM $img")
+		if [ -n "$want" ] && [ "$want" = "$have" ]; then
+			result PASS "$1/$dev-checksum-in-driver-domain" "$have"
+		else
+			result FAIL "$1/$dev-checksum-in-driver-domain" "guest '$want', driver domain '$have'"
+		fi
+	done
+}
+
+guest_driver_domain() {
+	local g=e2e-ddguest ddid domid out t0 loops_before loops_after
+	loops_before=$(loop_bindings)
+	if ! dd_prepare_root; then
+		result FAIL $DD/prepare-root "cannot install into $DD_ROOT"
+		return
+	fi
+	dd_config
+	if ! out=$(timeout 180 xl create "$CFG/$DD.cfg" 2>&1); then
+		result FAIL $DD/xl-create "$(echo "$out" | tail -n 4 | tr '\n' ' ')"
+		return
+	fi
+	result PASS $DD/xl-create
+	ddid=$(domid_of $DD)
+	if ! wait_console $DD E2E-DD-READY 300; then
+		collect_guest_results $DD
+		timeout 60 xl destroy $DD >/dev/null 2>&1
+		return
+	fi
+	guest_config $g "backend=$DD,file:$DD_IMG/dd-a.img,xvda,w" \
+		"$PATTERN_ARGS e2e_devs=xvda,xvdb" 1 \
+		"backend=$DD,vdev=xvdb,access=rw,target=$DD_IMG/dd-b.img"
+	t0=$(uptime_cs)
+	if ! out=$(timeout 180 xl -vvv create "$CFG/$g.cfg" 2>&1); then
+		result FAIL $g/xl-create "$(echo "$out" | grep -E 'error|timed out' | head -n 4 | tr '\n' ' ')"
+		echo "$out" | grep -vE '^(domainbuilder|xc:)' | tail -n 60 | sed 's/^/e2e: xl create: /'
+		xenstore-ls -f "/local/domain/$ddid/backend" 2>&1 | head -n 40 | sed 's/^/e2e: xenstore: /'
+	elif ! wait_console $g E2E-STARTED 300; then
+		result FAIL $g/disk-connected "no E2E-STARTED from the guest"
+		timeout 60 xl destroy $g >/dev/null 2>&1
+	else
+		result PASS $g/xl-create "the disks were up $(($(uptime_cs) - t0)) cs after xl create started"
+		domid=$(domid_of $g)
+		dd_backend_checks $g "$domid" "$ddid"
+		finish_guest $g
+		collect_guest_results $g
+		if wait_until 30 "! xenstore-exists /local/domain/$ddid/backend/vbd/$domid"; then
+			result PASS "$g/driver-domain-backend-removed"
+		else
+			result FAIL "$g/driver-domain-backend-removed" \
+				"$(xenstore-ls -f "/local/domain/$ddid/backend/vbd/$domid" 2>&1 | head -n 8 | tr '\n' ' ')"
+		fi
+	fi
+	xenstore-write "/local/domain/$ddid/data/e2e-cmd" verify
+	wait_console $DD E2E-DONE 300
+	collect_guest_results $DD
+	dd_sums_match $g
+	wait_until 60 "! domid_of $DD >/dev/null" ||
+		timeout 60 xl destroy $DD >/dev/null 2>&1
+	backend_gone "$ddid"
+	loops_after=$(loop_bindings)
+	if [ "$loops_after" = "$loops_before" ]; then
+		result PASS dom0-no-new-loop-devices "bound before and after: ${loops_after:-none}"
+	else
+		result FAIL dom0-no-new-loop-devices "before: ${loops_before:-none}; after: $loops_after"
+	fi
+}
+
 # ----- the kernel path, for comparison
 
 guest_kernel_path() {
@@ -1022,8 +1184,10 @@ lsmod | grep -q '^xen_blkback' &&
 	result PASS xen-blkback-kept-away
 PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd pvh hvm kernel concurrency")
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
-# One daemon serves the PV, PVH and HVM guests in turn.
-if has_part blkbackd || has_part stages || has_part pvh || has_part hvm; then
+# One daemon serves the PV, PVH and HVM guests and the driver domain's
+# root disk in turn.
+if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
+	has_part driverdomain; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -1048,6 +1212,12 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm; then
 			guest_hvm
 			daemon_alive after-hvm-guest
 			echo "E2E-BENCH hvm: the part took $(($(uptime_s) - t_part)) s"
+		fi
+		if has_part driverdomain; then
+			t_part=$(uptime_s)
+			guest_driver_domain
+			daemon_alive after-driver-domain
+			echo "E2E-BENCH driverdomain: the part took $(($(uptime_s) - t_part)) s"
 		fi
 		leak_checks
 		stop_blkbackd

@@ -9,12 +9,15 @@
 #   e2e_role=mix      the concurrent-guests comparison's job (`e2e-check
 #                     mixjob`, seed e2e_mix_seed, e2e_mix_size bytes), run
 #                     on dom0's commands (concurrency.sh)
+#   e2e_role=switchroot  (the storage driver domain) mount the disk and
+#                     run e2e_init=PATH there as PID 1
 #   e2e_role=qd1      (the stage-timing pass) 4 KiB random reads, then
 #                     writes, at depth 1 for e2e_qd1_secs seconds each
 #   e2e_role=pattern  (the PVH and HVM guests) say which kind of guest this
 #                     is, verify the pattern dom0 wrote (e2e_verify=M:L:SEED,
 #                     in MiB), write and verify another (e2e_write=M:L:SEED)
-#                     and print its checksum for dom0 to compare
+#                     and print its checksum for dom0 to compare, on
+#                     each disk of e2e_devs=xvda,xvdb (default xvda)
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
 #   e2e_bench=1       (full) measure throughput and IOPS as well
@@ -117,6 +120,20 @@ if [ "$ROLE" = mix ]; then
 	idle_forever
 fi
 
+# The storage driver domain (dom0-test.sh): its root file system is its
+# disk; hand over to the init there (e2e_init=PATH).
+if [ "$ROLE" = switchroot ]; then
+	mkdir -p /newroot
+	init=$(arg e2e_init)
+	if mount -t ext4 $D /newroot; then
+		umount /proc /sys /dev
+		exec switch_root /newroot "$init"
+	fi
+	result FAIL switch-root "cannot mount $D"
+	echo "E2E-DONE failed=1"
+	idle_forever
+fi
+
 # The stage-timing pass (dom0-test.sh): each run over the first 32 MiB,
 # timed request by request; before each the guest stays idle for 5 s, so
 # that dom0 can read the daemon's counters between the runs (it checks
@@ -138,19 +155,37 @@ mib_region() { # M:L:SEED -> "OFFSET LENGTH SEED", in bytes for e2e-check
 	rest=${1#*:}
 	echo "$((m << 20)) $((${rest%%:*} << 20)) ${rest#*:}"
 }
-pattern_role() {
-	echo "E2E-GUEST-TYPE $(cat /sys/hypervisor/guest_type 2>/dev/null || echo unknown)"
+# One disk's patterns; checks of disks other than xvda are named after them.
+pattern_disk() { # DEV
+	p=
+	[ "$1" = xvda ] || p="$1/"
+	wait_for "[ -b /dev/$1 ]" 30 || result FAIL "${p}disk-appears" "/dev/$1"
 	if [ -n "$(arg e2e_verify)" ]; then
 		# shellcheck disable=SC2046 # three fields on purpose
-		check dom0-pattern-read e2e-check verify $D $(mib_region "$(arg e2e_verify)") -d -b 1M
+		check "${p}dom0-pattern-read" e2e-check verify "/dev/$1" $(mib_region "$(arg e2e_verify)") -d -b 1M
 	fi
 	# shellcheck disable=SC2046
-	set -- $(mib_region "$(arg e2e_write)")
-	check guest-pattern-written sh -c \
-		"e2e-check write $D $1 $2 $3 -d -b 256K &&
-		 e2e-check verify $D $1 $2 $3 -d -b 64K"
+	set -- "$1" $(mib_region "$(arg e2e_write)")
+	check "${p}guest-pattern-written" sh -c \
+		"e2e-check write /dev/$1 $2 $3 $4 -d -b 256K &&
+		 e2e-check verify /dev/$1 $2 $3 $4 -d -b 64K"
+}
+# e2e_devs=xvda,xvdb: the disks to use (default xvda); E2E-SUM is xvda's
+# checksum, E2E-SUM-DEV another disk's.
+pattern_role() {
+	echo "E2E-GUEST-TYPE $(cat /sys/hypervisor/guest_type 2>/dev/null || echo unknown)"
+	devs=$(arg e2e_devs | tr , ' ')
+	for dev in ${devs:-xvda}; do
+		pattern_disk "$dev"
+	done
 	echo 3 >/proc/sys/vm/drop_caches
-	echo "E2E-SUM $(dd if=$D bs=1M skip=$(($1 >> 20)) count=$(($2 >> 20)) 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	# shellcheck disable=SC2046
+	set -- $(mib_region "$(arg e2e_write)")
+	for dev in ${devs:-xvda}; do
+		suffix=
+		[ "$dev" = xvda ] || suffix="-$dev"
+		echo "E2E-SUM$suffix $(dd if=/dev/$dev bs=1M skip=$(($1 >> 20)) count=$(($2 >> 20)) 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	done
 	echo "E2E-DONE failed=$failed"
 	idle_forever
 }
