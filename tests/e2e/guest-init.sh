@@ -11,6 +11,7 @@
 #                     on dom0's commands (concurrency.sh)
 #   e2e_role=switchroot  (the storage driver domain) mount the disk and
 #                     run e2e_init=PATH there as PID 1
+#   e2e_role=migwork  (the migration) verified writes without end
 #   e2e_role=qd1      (the stage-timing pass) 4 KiB random reads, then
 #                     writes, at depth 1 for e2e_qd1_secs seconds each
 #   e2e_role=pattern  (the PVH and HVM guests) say which kind of guest this
@@ -132,6 +133,24 @@ if [ "$ROLE" = switchroot ]; then
 	result FAIL switch-root "cannot mount $D"
 	echo "E2E-DONE failed=1"
 	idle_forever
+fi
+
+# The migration (dom0-test.sh): write a pass's pattern into one half of
+# [0, 16M) and read it back, the next pass into the other half, without
+# end; dom0 moves the domain meanwhile. A pass that fails stops the loop.
+if [ "$ROLE" = migwork ]; then
+	p=0
+	while :; do
+		at=$((p % 2 * 8))M
+		if e2e-check write $D "$at" 8M $((p + 100)) -d -b 64K &&
+			e2e-check verify $D "$at" 8M $((p + 100)) -d -b 64K; then
+			echo "E2E-MIGWORK pass $p ok"
+		else
+			echo "E2E-MIGWORK pass $p FAIL"
+			idle_forever
+		fi
+		p=$((p + 1))
+	done
 fi
 
 # The stage-timing pass (dom0-test.sh): each run over the first 32 MiB,
