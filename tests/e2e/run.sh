@@ -8,12 +8,11 @@
 #   E2E_CHECK                 the static guest checker (make builds it)
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
-#   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1800]
+#   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
 #   BLKBACKD_E2E_PARTS        "blkbackd driverdomain kernel concurrency"
-#                             (default),
-#                             or some of "blkbackd stages pvh hvm
-#                             driverdomain kernel concurrency" (see
-#                             README.md)
+#                             (default), or some of "blkbackd stages pvh
+#                             hvm driverdomain migrate kernel
+#                             concurrency" (see README.md)
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -22,7 +21,7 @@ top_srcdir=$(cd "${top_srcdir:-$here/../..}" && pwd)
 top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
-timeout_s=${BLKBACKD_E2E_TIMEOUT:-1800}
+timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
 parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain kernel concurrency}
 t_start=$(date +%s)
 
