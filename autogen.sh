@@ -3,9 +3,10 @@
 #
 #   ./autogen.sh [--install-deps] [CONFIGURE-ARGS...]
 #
-# --install-deps (as root, Debian 12): install every package needed to build
-# and test first.  Then regenerate the build system, configure in ./build
-# with --enable-werror plus CONFIGURE-ARGS, and build.  Safe to rerun.
+# --install-deps (Debian 12): install every package needed to build and
+# test first, with apt-get as root (through sudo when run as a user).  Then
+# regenerate the build system, configure in ./build with --enable-werror
+# plus CONFIGURE-ARGS, and build.  Safe to rerun.
 
 set -eu
 
@@ -17,15 +18,22 @@ librbd-dev ceph-mon ceph-osd ceph-common
 util-linux diffutils e2fsprogs python3 python3-prometheus-client gdb qemu-system-x86
 libnbd-bin fuse3 valgrind"
 
+# Root runs apt-get itself (a fresh container has no sudo); a user goes
+# through sudo for apt-get alone and builds as itself.
 install_deps() {
+	as_root=
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "autogen.sh: --install-deps needs root (try sudo)" >&2
-		exit 1
+		if ! command -v sudo >/dev/null; then
+			echo "autogen.sh: --install-deps runs apt-get: run it as" \
+				"root, or install sudo" >&2
+			exit 1
+		fi
+		as_root=sudo
 	fi
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
+	$as_root env DEBIAN_FRONTEND=noninteractive apt-get update
 	# shellcheck disable=SC2086 # DEPS is a word list
-	apt-get install -y --no-install-recommends $DEPS
+	$as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends $DEPS
 }
 
 # After `sudo ./autogen.sh --install-deps`, build as the user who ran sudo,

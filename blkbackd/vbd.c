@@ -1041,7 +1041,7 @@ static void vbd_device_seen(struct daemon *d, unsigned int root, uint32_t domid,
 			return;
 		}
 		/* A device left behind by a domain that died meanwhile. */
-		v->domain_gone = !xs_is_domain_introduced(d->xs, domid);
+		v->domain_gone = xenbus_domain_gone(d->xs, domid);
 		log_debug("%s: new device", v->name);
 	}
 	v->stale = true;
@@ -1234,8 +1234,7 @@ void vbd_domains_released(struct daemon *d)
 
 	for (v = d->vbds; v; v = next) {
 		next = v->next;
-		if (v->domain_gone ||
-		    xs_is_domain_introduced(d->xs, v->fe_domid))
+		if (v->domain_gone || !xenbus_domain_gone(d->xs, v->fe_domid))
 			continue;
 		log_info("%s: domain %" PRIu32 " is gone", v->name,
 			 v->fe_domid);

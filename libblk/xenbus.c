@@ -493,6 +493,14 @@ bool xenbus_exists(struct xs_handle *xs, const char *path)
 	return val != NULL;
 }
 
+bool xenbus_domain_gone(struct xs_handle *xs, uint32_t domid)
+{
+	errno = 0;
+	if (xs_is_domain_introduced(xs, domid))
+		return false;
+	return errno != EACCES && errno != EPERM;
+}
+
 /* Drain every queued watch event without blocking. */
 static void drain_watch_events(struct xs_handle *xs)
 {

@@ -54,6 +54,13 @@ int xenbus_mkdir(struct xs_handle *xs, xs_transaction_t t, const char *path,
 		 struct xs_permissions *perms, unsigned int n);
 /* Does @path exist? */
 bool xenbus_exists(struct xs_handle *xs, const char *path);
+/*
+ * Has domain @domid gone, as far as this domain may know? Only a
+ * privileged domain may ask xenstored (XS_IS_DOMAIN_INTRODUCED); a driver
+ * domain is refused, and then nothing is known to be gone: the frontend's
+ * state and the toolstack's removal of the backend end its devices.
+ */
+bool xenbus_domain_gone(struct xs_handle *xs, uint32_t domid);
 
 /*
  * Run @fn in a transaction and commit it, again from the start while

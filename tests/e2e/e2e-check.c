@@ -8,6 +8,7 @@
  *   e2e-check write  PATH OFFSET LENGTH SEED [-d] [-b BS] [-s SHIFT]
  *   e2e-check verify PATH OFFSET LENGTH SEED [-d] [-b BS] [-s SHIFT]
  *   e2e-check bench  PATH OFFSET LENGTH SECONDS
+ *   e2e-check qd1    PATH OFFSET LENGTH SECONDS read|write
  *   e2e-check writeloop PATH OFFSET LENGTH
  *   e2e-check extents FILE
  *   e2e-check holes  PATH OFFSET LENGTH
@@ -24,6 +25,8 @@
  * mixjob is the guest side of the concurrent-guests comparison
  * (concurrency.sh): a build-like job run on dom0's command, see there.
  * mixverify checks in dom0 that an image holds what RUNS runs of it wrote.
+ * qd1 times every 4 KiB O_DIRECT request of a depth-1 random run, for the
+ * stage-timing pass (dom0-test.sh) and its raw floor in dom0.
  */
 #ifndef _GNU_SOURCE
 /* O_DIRECT, SEEK_DATA; config.h sets it in the automake build. */
@@ -291,6 +294,79 @@ static int bench(const char *path, uint64_t offset, uint64_t length,
 	printf("BENCH seq_write_MBps=%.1f seq_read_MBps=%.1f "
 	       "randread_iops=%.0f randwrite_iops=%.0f\n",
 	       sw, sr, rr, rw);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The @q quantile (0..1) of @n sorted samples: the nearest rank. */
+static double quantile(const double *sorted, size_t n, double q)
+{
+	size_t rank = (size_t)(q * (double)n + 0.999999);
+
+	return sorted[rank ? rank - 1 : 0];
+}
+
+/*
+ * 4 KiB requests at random offsets, one at a time, for @secs, each timed:
+ * the request count, IOPS and per-request p50/p99/mean in microseconds.
+ */
+static int qd1(const char *path, uint64_t offset, uint64_t length, double secs,
+	       bool write_pass)
+{
+	uint64_t blocks = length / PAGE, state = 54321;
+	size_t n = 0, cap = 1u << 16;
+	double *lat = malloc(cap * sizeof(*lat)), t0, t, sum = 0;
+	int fd = open(path, (write_pass ? O_WRONLY : O_RDONLY) | O_DIRECT);
+	void *buf = NULL;
+
+	if (fd < 0 || !lat || !blocks || posix_memalign(&buf, PAGE, PAGE)) {
+		fprintf(stderr, "e2e-check: qd1 %s: %s\n", path,
+			fd < 0 ? strerror(errno) : "no memory or empty region");
+		return 1;
+	}
+	memset(buf, 0x5a, PAGE);
+	t0 = now();
+	do {
+		off_t at;
+		double s;
+		ssize_t r;
+
+		state = mix(state + 1);
+		at = (off_t)(offset + state % blocks * PAGE);
+		s = now();
+		r = write_pass ? pwrite(fd, buf, PAGE, at)
+			       : pread(fd, buf, PAGE, at);
+		t = now();
+		if (r != PAGE) {
+			fprintf(stderr, "e2e-check: qd1 %s: I/O failed\n",
+				path);
+			return 1;
+		}
+		if (n == cap) {
+			double *more = realloc(lat, 2 * cap * sizeof(*lat));
+
+			if (!more)
+				return 1;
+			lat = more;
+			cap *= 2;
+		}
+		lat[n++] = (t - s) * 1e6;
+		sum += (t - s) * 1e6;
+	} while (t - t0 < secs);
+	close(fd);
+	free(buf);
+	qsort(lat, n, sizeof(*lat), cmp_double);
+	printf("QD1 op=%s ios=%zu iops=%.0f p50_us=%.1f p99_us=%.1f "
+	       "mean_us=%.1f\n",
+	       write_pass ? "write" : "read", n, (double)n / (t - t0),
+	       quantile(lat, n, 0.50), quantile(lat, n, 0.99), sum / (double)n);
+	free(lat);
 	return 0;
 }
 
@@ -730,6 +806,8 @@ static int usage(void)
 	fprintf(stderr, "usage: e2e-check write|verify PATH OFFSET LENGTH SEED "
 			"[-d] [-b BS] [-s SHIFT]\n"
 			"       e2e-check bench PATH OFFSET LENGTH SECONDS\n"
+			"       e2e-check qd1 PATH OFFSET LENGTH SECONDS "
+			"read|write\n"
 			"       e2e-check writeloop PATH OFFSET LENGTH\n"
 			"       e2e-check extents FILE\n"
 			"       e2e-check holes PATH OFFSET LENGTH\n"
@@ -785,6 +863,10 @@ int main(int argc, char **argv)
 	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) &&
 	    !parse_size(argv[5], &c) && b >= (1u << 20) && c > 0)
 		return bench(argv[2], a, b, (double)c);
+	if (!strcmp(argv[1], "qd1") && argc == 7 && !parse_size(argv[3], &a) &&
+	    !parse_size(argv[4], &b) && !parse_size(argv[5], &c) && c > 0 &&
+	    (!strcmp(argv[6], "read") || !strcmp(argv[6], "write")))
+		return qd1(argv[2], a, b, (double)c, argv[6][0] == 'w');
 	if (!strcmp(argv[1], "writeloop") && argc == 5 &&
 	    !parse_size(argv[3], &a) && !parse_size(argv[4], &b) && b > 0)
 		return writeloop(argv[2], a, b);

@@ -9,6 +9,11 @@
 #   e2e_role=mix      the concurrent-guests comparison's job (`e2e-check
 #                     mixjob`, seed e2e_mix_seed, e2e_mix_size bytes), run
 #                     on dom0's commands (concurrency.sh)
+#   e2e_role=switchroot  (the storage driver domain) mount the disk and
+#                     run e2e_init=PATH there as PID 1
+#   e2e_role=migwork  (the migration) verified writes without end
+#   e2e_role=qd1      (the stage-timing pass) 4 KiB random reads, then
+#                     writes, at depth 1 for e2e_qd1_secs seconds each
 #   e2e_role=pattern  (the PVH and HVM guests) say which kind of guest this
 #                     is, verify the pattern dom0 wrote (e2e_verify=M:L:SEED,
 #                     in MiB), write and verify another (e2e_write=M:L:SEED)
@@ -113,6 +118,52 @@ sysfs() { cat "$q/$1" 2>/dev/null || echo 0; }
 
 if [ "$ROLE" = mix ]; then
 	e2e-check mixjob $D "$(arg e2e_mix_seed)" "$(arg e2e_mix_size)"
+	idle_forever
+fi
+
+# The storage driver domain (dom0-test.sh): its root file system is its
+# disk; hand over to the init there (e2e_init=PATH).
+if [ "$ROLE" = switchroot ]; then
+	mkdir -p /newroot
+	init=$(arg e2e_init)
+	if mount -t ext4 $D /newroot; then
+		umount /proc /sys /dev
+		exec switch_root /newroot "$init"
+	fi
+	result FAIL switch-root "cannot mount $D"
+	echo "E2E-DONE failed=1"
+	idle_forever
+fi
+
+# The migration (dom0-test.sh): write a pass's pattern into one half of
+# [0, 16M) and read it back, the next pass into the other half, without
+# end; dom0 moves the domain meanwhile. A pass that fails stops the loop.
+if [ "$ROLE" = migwork ]; then
+	p=0
+	while :; do
+		at=$((p % 2 * 8))M
+		if e2e-check write $D "$at" 8M $((p + 100)) -d -b 64K &&
+			e2e-check verify $D "$at" 8M $((p + 100)) -d -b 64K; then
+			echo "E2E-MIGWORK pass $p ok"
+		else
+			echo "E2E-MIGWORK pass $p FAIL"
+			idle_forever
+		fi
+		p=$((p + 1))
+	done
+fi
+
+# The stage-timing pass (dom0-test.sh): each run over the first 32 MiB,
+# timed request by request; before each the guest stays idle for 5 s, so
+# that dom0 can read the daemon's counters between the runs (it checks
+# that their request counts are the guest's).
+if [ "$ROLE" = qd1 ]; then
+	for op in read write; do
+		echo "E2E-QD1-IDLE $op"
+		sleep 5
+		echo "E2E-$(e2e-check qd1 $D 0 32M "$(arg e2e_qd1_secs)" $op 2>&1)"
+	done
+	echo "E2E-DONE failed=0"
 	idle_forever
 fi
 

@@ -18,6 +18,8 @@ E2E_FILES = \
 	tests/e2e/dom0-test-xen420.sh \
 	tests/e2e/xen420.sh \
 	tests/e2e/concurrency.sh \
+	tests/e2e/stage-split.py \
+	tests/e2e/dd-init.sh \
 	tests/e2e/guest-init.sh
 EXTRA_DIST += $(E2E_FILES) tests/e2e/README.md tests/e2e/local.mk
 

@@ -10,11 +10,12 @@
 #   E2E_CHECK                 the static guest checker (make builds it)
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
-#   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [1800]
-#   BLKBACKD_E2E_PARTS        "blkbackd kernel concurrency" (default),
-#                             or some of "blkbackd pvh hvm kernel
-#                             concurrency xen420" (pvh, hvm and xen420:
-#                             see README.md; xen420 is a boot of its own)
+#   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
+#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain kernel concurrency"
+#                             (default), or some of "blkbackd stages pvh
+#                             hvm driverdomain migrate kernel
+#                             concurrency xen420" (see README.md; xen420
+#                             is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
@@ -24,7 +25,8 @@ top_srcdir=$(cd "${top_srcdir:-$here/../..}" && pwd)
 top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
-timeout_s=${BLKBACKD_E2E_TIMEOUT:-1800}
+timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain kernel concurrency}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -205,11 +207,11 @@ make_work_disk() {
 	mkdir -p "$s/e2e/guest" "$s/results" "$s/img" "$work/ginit/bin"
 	tar -C "$work/overlay" -cf "$s/e2e/overlay.tar" .
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
-		"$here/concurrency.sh" "$s/e2e/"
+		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-init.sh" \
+		"$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
-	echo "${BLKBACKD_E2E_PARTS:-blkbackd kernel concurrency}" \
-		>"$s/e2e/parts"
+	echo "$parts" >"$s/e2e/parts"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
@@ -223,13 +225,18 @@ make_work_disk() {
 }
 
 boot() {
-	local append kargs
+	local append kargs dd_root=()
 	append="console=com1 com1=115200,8n1 dom0_mem=1024M,max:1024M"
 	append="$append dom0_max_vcpus=2 ${xen_noreboot-noreboot}"
 	kargs="console=hvc0 earlyprintk=xen root=/dev/vda rw init=/sbin/e2e-init"
 	# +svm,+npt: AMD-V with nested paging for the Xen inside, which then
 	# offers HVM with HAP, needed by the PVH and HVM guests (see
 	# tests/e2e/README.md); PV guests do not use it.
+	# The storage driver domain's root (part driverdomain): the dom0 image
+	# once more, its own snapshot, /dev/vdc in dom0.
+	case " $parts " in
+	*" driverdomain "*) dd_root=(-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on") ;;
+	esac
 	say "booting Xen in QEMU (TCG, -cpu qemu64,+svm,+npt, timeout ${timeout_s}s)"
 	set +e
 	timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg \
@@ -238,6 +245,7 @@ boot() {
 		-initrd "$cache/vmlinuz $kargs,$cache/initrd.img" \
 		-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on" \
 		-drive "file=$work/work.ext4,if=virtio,format=raw,cache=unsafe" \
+		"${dd_root[@]}" \
 		-display none -serial stdio -monitor none </dev/null |
 		sed -u 's/\r$//' | tee "$results/serial.log" |
 		grep --line-buffered -E '^(E2E|e2e:|  e2e-)'
@@ -298,11 +306,10 @@ judge_boot() { # NAME RESULTS-DIR QEMU-STATUS
 	return 1
 }
 
-has_part() { case " $all_parts " in *" $1 "*) return 0 ;; esac; return 1; }
+has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
 main() {
 	local ok=0
-	all_parts=${BLKBACKD_E2E_PARTS:-blkbackd kernel concurrency}
 	mkdir -p "$results" "$cache_root"
 	rm -f "$results/serial.log"
 	install_host_tools
@@ -310,7 +317,7 @@ main() {
 	trap 'rm -rf "$work"' EXIT
 	install_blkbackd
 	# The Debian 12 boot: every part but xen420.
-	if [ -n "$(echo " $all_parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
+	if [ -n "$(echo " $parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
 		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)"
 		make_work_disk
 		say "host preparation took $(elapsed) s"

@@ -15,7 +15,7 @@ xen420_boot() {
 		work=$work/xen420
 		timeout_s=${BLKBACKD_E2E_XEN420_TIMEOUT:-900}
 		# make_work_disk writes the parts for dom0-test*.sh.
-		BLKBACKD_E2E_PARTS=xen420
+		parts=xen420
 		mkdir -p "$results" "$work/stage/e2e"
 		rm -f "$results/serial.log"
 		# The daemon as installed for the first boot, bookworm-built.
