@@ -71,6 +71,12 @@ struct vbd {
 	bool warned_deleted; /* vbd_check_images() said so already */
 	bool warned_shrunk;
 	bool stale; /* a watch event came: look again after this batch */
+	/*
+	 * Offered while another device of the same VM holds the image (a
+	 * migration's two ends in one host): the image is taken when that
+	 * device lets it go (vbd_handover).
+	 */
+	bool awaiting_handover;
 	unsigned int root; /* its directory: d->be_root[root] */
 	/* Its I/O limits, shared by its queues' rings; see limits.h. */
 	struct blk_throttle throttle;
@@ -262,6 +268,87 @@ static struct worker *least_loaded_worker(struct daemon *d)
 	return best;
 }
 
+/* ---- a migration's two ends ---- */
+
+/*
+ * xl migrate sets up the receiving domain's disks (hotplug scripts
+ * included) before it destroys the sending domain, so with both ends in
+ * one host the new device asks for an image the old one still holds
+ * writable. Xen's block script allows that overlap for two devices of the
+ * same VM; so does blkbackd, without two writers: the new device is
+ * offered with the old one's features and takes the image only once the
+ * old device has let it go (docs/migration.md).
+ */
+
+/* The VM a domain runs (/local/domain/N/vm), or NULL; the caller frees. */
+static char *vbd_vm_of(struct daemon *d, uint32_t domid)
+{
+	char dir[32];
+	char *vm;
+
+	snprintf(dir, sizeof(dir), "/local/domain/%" PRIu32, domid);
+	if (xenbus_read_str(d->xs, dir, "vm", &vm) < 0)
+		return NULL;
+	if (!vm[0]) {
+		free(vm);
+		return NULL;
+	}
+	return vm;
+}
+
+static bool vbd_same_vm(const struct vbd *a, const struct vbd *b)
+{
+	char *va = vbd_vm_of(a->d, a->fe_domid);
+	char *vb = va ? vbd_vm_of(b->d, b->fe_domid) : NULL;
+	bool same = vb && strcmp(va, vb) == 0;
+
+	free(va);
+	free(vb);
+	return same;
+}
+
+/*
+ * The device of the same VM as @v that holds @path writable, if that is
+ * what keeps @v from opening it.
+ */
+static struct vbd *vbd_handover_holder(struct vbd *v, const char *path)
+{
+	for (struct vbd *w = v->d->vbds; w; w = w->next)
+		if (w != v && w->image_open && !w->image.readonly &&
+		    strcmp(w->image_path, path) == 0 && vbd_same_vm(v, w))
+			return w;
+	return NULL;
+}
+
+/*
+ * @v could not lock its image because @path is busy. If a device of the
+ * same VM holds it, offer @v with that device's view of the image and
+ * wait for it; returns true then.
+ */
+static bool vbd_await_handover(struct vbd *v, const char *path)
+{
+	struct vbd *holder = vbd_handover_holder(v, path);
+
+	if (!holder)
+		return false;
+	v->features = holder->features;
+	if (!v->awaiting_handover)
+		log_info("%s: %s is held by %s of the same VM (a migration): "
+			 "offering the disk, taking the image when %s "
+			 "releases it",
+			 v->name, path, holder->name, holder->name);
+	v->awaiting_handover = true;
+	return true;
+}
+
+/* @path was closed by a device: whoever waits for it looks again. */
+static void vbd_image_released(struct daemon *d, const char *path)
+{
+	for (struct vbd *w = d->vbds; w; w = w->next)
+		if (w->awaiting_handover && strcmp(w->image_path, path) == 0)
+			w->stale = true;
+}
+
 /* ---- forgetting a device ---- */
 
 static void vbd_unwatch_frontend(struct vbd *v)
@@ -289,6 +376,7 @@ static void vbd_forget(struct vbd *v)
 	if (v->image_open) {
 		blk_image_close(&v->image);
 		log_info("%s: released", v->name);
+		vbd_image_released(d, v->image_path);
 	}
 	for (struct vbd **pp = &d->vbds; *pp; pp = &(*pp)->next) {
 		if (*pp == v) {
@@ -485,6 +573,8 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 	v->removable = cfg.removable;
 	v->discard_enable = cfg.discard;
 
+	/* Named even when busy: a device waiting for it is found by it. */
+	snprintf(v->image_path, sizeof(v->image_path), "%s", path);
 	ret = blk_image_open(&v->image, path, readonly, v->d->opts.cache,
 			     lock_wait_ms);
 	if (ret < 0 && v->image.detail[0]) {
@@ -503,7 +593,6 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 		ret = -EINVAL;
 	} else {
 		v->image_open = true;
-		snprintf(v->image_path, sizeof(v->image_path), "%s", path);
 		/*
 		 * Chosen here, not at InitWait, so that a daemon resuming a
 		 * connected device knows what its predecessor offered.
@@ -534,6 +623,30 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
  * A daemon resuming a device its predecessor offered or connected: the
  * image is opened again, or the device fails.
  */
+/*
+ * The frontend of a device offered during a hand-over wants to connect:
+ * take the image if its holder let it go. -EAGAIN while it still holds it
+ * (its release makes the device stale again); the device fails if someone
+ * else has it.
+ */
+static int vbd_take_over(struct vbd *v)
+{
+	char why[512];
+	int ret = vbd_open_image(v, 0, why, sizeof(why));
+
+	if (ret == -EBUSY && vbd_await_handover(v, v->image_path)) {
+		log_debug("%s: the guest waits for %s", v->name, v->image_path);
+		return -EAGAIN;
+	}
+	v->awaiting_handover = false;
+	if (ret < 0) {
+		vbd_fail(v, "%s", why);
+		return ret;
+	}
+	log_info("%s: took %s over", v->name, v->image_path);
+	return 0;
+}
+
 static int vbd_reopen_image(struct vbd *v)
 {
 	char why[512];
@@ -541,6 +654,8 @@ static int vbd_reopen_image(struct vbd *v)
 
 	if (v->image_open)
 		return 0;
+	if (v->awaiting_handover)
+		return vbd_take_over(v);
 	ret = vbd_open_image(v, RESUME_LOCK_WAIT_MS, why, sizeof(why));
 	if (ret < 0)
 		vbd_fail(v, "%s", why);
@@ -593,9 +708,13 @@ static void vbd_init_wait(struct vbd *v)
 	char why[512];
 	int ret;
 
-	if (!v->image_open && vbd_open_image(v, 0, why, sizeof(why)) < 0) {
-		vbd_refuse(v, why);
-		return;
+	if (!v->image_open && !v->awaiting_handover) {
+		ret = vbd_open_image(v, 0, why, sizeof(why));
+		if (ret < 0 && !(ret == -EBUSY &&
+				 vbd_await_handover(v, v->image_path))) {
+			vbd_refuse(v, why);
+			return;
+		}
 	}
 	/* A device offered again has no error left from its last failure. */
 	blk_xenbus_clear_error(v->d->xs, v->be);
@@ -1214,11 +1333,17 @@ void vbd_frontend_changed(struct daemon *d, const char *path)
 void vbd_reconcile_stale(struct daemon *d)
 {
 	struct vbd *v, *next;
+	bool again = true;
 
-	for (v = d->vbds; v; v = next) {
-		next = v->next;
-		if (v->stale) {
+	/* A device looked at can make another stale (an image released). */
+	while (again) {
+		again = false;
+		for (v = d->vbds; v; v = next) {
+			next = v->next;
+			if (!v->stale)
+				continue;
 			v->stale = false;
+			again = true;
 			if (v->limits_stale) {
 				v->limits_stale = false;
 				vbd_refresh_limits(v);

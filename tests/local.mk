@@ -60,6 +60,7 @@ EXTRA_DIST += tests/check-config.sh
 INTEGRATION_TESTS = \
 	tests/vbd-devid.sh \
 	tests/vbd-vbd3.sh \
+	tests/vbd-migrate.sh \
 	tests/vbd-xenstore-traffic.sh \
 	tests/vbd-connect.sh \
 	tests/vbd-data.sh \

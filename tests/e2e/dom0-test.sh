@@ -1188,6 +1188,18 @@ guest_migrate() {
 	else
 		result FAIL $g/xl-migrate "exit $rc, domain $old -> ${new:-none}: $(echo "$out" | grep -iE 'error|fail' | tail -n 4 | tr '\n' ' ')"
 	fi
+	# The receiving device took the image only once the sending one had
+	# let it go (blkbackd's log, vbd.c's hand-over): never two writers.
+	if [ -n "$new" ] && [ "$new" != "$old" ]; then
+		local rel took
+		rel=$(grep -n "vbd $old/51712: released" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
+		took=$(grep -n "vbd $new/51712: took $img over" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
+		if [ -n "$rel" ] && [ -n "$took" ] && [ "$rel" -lt "$took" ]; then
+			result PASS $g/handover-after-release
+		else
+			result FAIL $g/handover-after-release "released at log line ${rel:-none}, taken over at ${took:-none}"
+		fi
+	fi
 	# The guest's writes go on, verified, wherever it now runs.
 	n=$(migwork_passes $g)
 	if wait_until 120 "[ \$(migwork_passes $g) -ge $((n + 2)) ]" &&
