@@ -710,8 +710,8 @@ static void vbd_init_wait(struct vbd *v)
 
 	if (!v->image_open && !v->awaiting_handover) {
 		ret = vbd_open_image(v, 0, why, sizeof(why));
-		if (ret < 0 && !(ret == -EBUSY &&
-				 vbd_await_handover(v, v->image_path))) {
+		if (ret < 0 &&
+		    !(ret == -EBUSY && vbd_await_handover(v, v->image_path))) {
 			vbd_refuse(v, why);
 			return;
 		}

@@ -61,8 +61,9 @@ grep -q "verified OK" "$WORK/front-2.out" ||
 # Its image taken only after the sender's release.
 rel=$(grep -n "vbd 1/51712: released" "$WORK/blkbackd.log" | head -n 1 | cut -d: -f1)
 took=$(grep -n "vbd 2/51712: took .* over" "$WORK/blkbackd.log" | head -n 1 | cut -d: -f1)
-[ -n "$rel" ] && [ -n "$took" ] ||
+if [ -z "$rel" ] || [ -z "$took" ]; then
 	fail "no release/take-over lines in the log"
+fi
 [ "$rel" -lt "$took" ] ||
 	fail "the receiver took the image (line $took) before the sender released it (line $rel)"
 xs_read "$be1/state" >/dev/null && fail "the sender's backend is still there"
