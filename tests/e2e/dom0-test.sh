@@ -1138,10 +1138,10 @@ guest_driver_domain() {
 # (guest role migwork) while `xl migrate` moves it to this same host: the
 # receiving xl is started by the sender itself (-s '' runs the "host"
 # argument as the command). dom0 records what xl, blkbackd and xenstore
-# said, then checks that the guest's passes went on verified after the
-# move and that the image holds the last pass it reported. Not in the
-# default parts: today the move fails (docs/migration.md) and the guest
-# resumes at the sender.
+# said, then checks that the receiving device took the image only after
+# the sending one released it, that the guest's passes went on verified
+# after the move and that the image holds the last pass it reported.
+# Not in the default parts yet (docs/migration.md).
 
 # The guest's console, in the logs of both domains (xenconsoled names a
 # log after the domain's name when it appears: the receiving one is
