@@ -847,6 +847,11 @@ static void nbd_event(struct blk_backend *b, unsigned int which, int res)
 		return;
 	if (nb->state == LINK_CONNECTING)
 		check_attempt(nb);
+	/*
+	 * Twice: first what the connection finished, answered before a dead
+	 * link holds the rest for resending; then what the clock ended (the
+	 * wait given up: held requests fail).
+	 */
 	run_finished(nb);
 	check_idle_handle(nb);
 	check_clock(nb);
