@@ -41,8 +41,14 @@ mkdir -p "$out"
 exec 8>"$out/.lock"
 flock 8
 
-tree=$(cd "$src" && git ls-files -co --exclude-standard -z |
-	xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+# The tracked and new files, as they are now (a file deleted but not yet
+# committed is left out); no build trees.
+files() {
+	git -C "$src" ls-files -co --exclude-standard -z |
+		(cd "$src" && xargs -0 sh -c \
+			'for f; do [ ! -f "$f" ] || printf "%s\0" "$f"; done' sh)
+}
+tree=$(files | (cd "$src" && xargs -0 sha256sum) | sha256sum | cut -d' ' -f1)
 version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
 arch=$(dpkg-architecture -q DEB_HOST_ARCH)
 deb=$out/blkbackd_${version}_$arch.deb
@@ -58,8 +64,7 @@ echo "build-debs: dpkg-buildpackage -b into $out (about 2-4 minutes)" >&2
 rm -rf "$out/src" "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo \
 	"$out/tree"
 mkdir "$out/src"
-(cd "$src" && git ls-files -co --exclude-standard -z |
-	xargs -0 cp --parents -t "$out/src")
+files | (cd "$src" && xargs -0 cp --parents -t "$out/src")
 # The test suite runs in `make check`; nocheck keeps it from running twice.
 if ! (cd "$out/src" && DEB_BUILD_OPTIONS="nocheck parallel=2" \
 	dpkg-buildpackage -us -uc -b >"$out/build.log" 2>&1); then
