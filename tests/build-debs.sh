@@ -60,7 +60,7 @@ if [ "$(cat "$out/tree" 2>/dev/null)" = "$tree" ] && [ -f "$deb" ] &&
 	exit 0
 fi
 
-echo "build-debs: dpkg-buildpackage -b into $out (about 2-4 minutes)" >&2
+echo "build-debs: dpkg-buildpackage -b into $out (30 s on 2 cores here)" >&2
 rm -rf "$out/src" "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo \
 	"$out/tree"
 mkdir "$out/src"

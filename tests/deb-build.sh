@@ -8,8 +8,8 @@
 # enabled through dh_installsystemd, and none of the simulator's stand-in
 # Xen libraries in the daemon's package or on the library path), and run
 # lintian, which must report no error or warning. Run by `make check-deb`
-# (about two minutes when it builds: it builds everything again), not by
-# `make check`.
+# (about 30 s on two cores when it builds: it builds everything again),
+# not by `make check`.
 . "$top_srcdir/tests/lib.sh"
 
 [ -d "$top_srcdir/debian" ] || skip "no debian/ in $top_srcdir (a dist tarball)"
