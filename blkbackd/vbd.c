@@ -411,15 +411,20 @@ static void vbd_error_text(struct vbd *v, const char *msg, char *out,
 }
 
 /*
- * Record a fatal error for this device: log it with what to do, write it
- * to the backend's error node and switch to @state, in one transaction.
+ * Record a fatal error for this device: log it with what to do (under
+ * systemd with the disk's journal fields, so that `journalctl DOMID=N`
+ * finds why a guest's disk was refused), write it to the backend's error
+ * node and switch to @state, in one transaction.
  */
 static void vbd_report(struct vbd *v, enum xenbus_state state, const char *msg)
 {
+	const struct log_disk who = { .domid = v->fe_domid,
+				      .devid = v->devid,
+				      .vdev = v->vdev[0] ? v->vdev : NULL };
 	char text[768];
 	int ret;
 
-	log_err("%s: %s", v->name, msg);
+	log_disk_msg(LOG_ERR, &who, 0, "%s: %s", v->name, msg);
 	vbd_disconnect(v);
 	v->failed = true;
 	vbd_error_text(v, msg, text, sizeof(text));

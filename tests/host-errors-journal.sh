@@ -6,6 +6,8 @@
 # there is read as journald reads it (the native protocol: KEY=VALUE
 # lines). The record must carry MESSAGE, PRIORITY=3, DOMID, VBD, VDEV,
 # ERRNO and SYSLOG_IDENTIFIER, and the line must not reach stderr as well.
+# A disk refused for a missing image is found the same way (DOMID, VBD):
+# the real-Xen test's driver domain reads it back with journalctl.
 # A private /run needs root (unshare -m): elsewhere this test is skipped.
 . "$top_srcdir/tests/lib.sh"
 requires python3 unshare
@@ -59,11 +61,14 @@ fi
 
 wait_file_line "$WORK/journal.json" "read failed" 5 ||
 	fail "nothing reached the journal's socket"
-python3 - "$WORK/journal.json" "$LINE" <<'PY' ||
+# journal_has MESSAGE KEY=VALUE...: the socket got a record with MESSAGE
+# and these fields.
+journal_has() {
+	python3 - "$WORK/journal.json" "$@" <<'PY'
 import json, sys
-want = {"MESSAGE": sys.argv[2], "PRIORITY": "3", "DOMID": "1",
-        "VBD": "51712", "VDEV": "xvda", "ERRNO": "5",
-        "SYSLOG_IDENTIFIER": "blkbackd"}
+want = dict(kv.split("=", 1) for kv in sys.argv[3:])
+want["MESSAGE"] = sys.argv[2]
+want["SYSLOG_IDENTIFIER"] = "blkbackd"
 records = [json.loads(l) for l in open(sys.argv[1])]
 for r in records:
     if r.get("MESSAGE") == want["MESSAGE"]:
@@ -71,10 +76,22 @@ for r in records:
         if bad:
             sys.exit("the record has %s, wanted %s" % (bad, want))
         sys.exit(0)
-sys.exit("no record of the error in %s" % records)
+sys.exit("no record of %r in %s" % (want["MESSAGE"], records))
 PY
+}
+journal_has "$LINE" PRIORITY=3 DOMID=1 VBD=51712 VDEV=xvda ERRNO=5 ||
 	fail "the journal record is wrong"
 grep -q "$LINE" "$WORK/blkbackd.log" &&
 	fail "the error went to stderr as well as to the journal"
+
+# A disk whose image is missing: refused, and the refusal is the disk's.
+guest 2 8M
+attach_must_fail 2 "$WORK/missing.img" xvda "cannot open image"
+REFUSAL="vbd 2/51712: cannot open image $WORK/missing.img"
+wait_file_line "$WORK/journal.json" "cannot open image" 10 ||
+	fail "the refusal did not reach the journal's socket"
+msg=$(grep -o "\"$REFUSAL[^\"]*\"" "$WORK/journal.json" | head -n 1 | tr -d '"')
+journal_has "$msg" PRIORITY=3 DOMID=2 VBD=51712 ||
+	fail "the refusal's journal record is wrong"
 assert_daemon_alive
 exit 0

@@ -52,7 +52,7 @@ dist_bashcompletion_DATA = tools/blkbackctl/completion/blkbackctl
 # The Debian packages, built from a copy of the source tree and checked
 # (tests/deb-build.sh). Not part of `make check`: it builds everything
 # again and needs debhelper and lintian; CI runs it as a step of its own.
-EXTRA_DIST += tests/deb-build.sh
+EXTRA_DIST += tests/deb-build.sh tests/build-debs.sh
 check-deb:
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(srcdir)/tests/deb-build.sh

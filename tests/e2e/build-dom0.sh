@@ -24,6 +24,7 @@ suite=$1
 out=$2
 shift 2
 mirror=${BLKBACKD_E2E_MIRROR:-http://deb.debian.org/debian}
+security=${BLKBACKD_E2E_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 tmp="$out.tmp.$$"
 root="$tmp/root"
 
@@ -52,6 +53,20 @@ mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts"
+
+# The sources of an installed Debian host, updates and security fixes
+# included, as on the host that builds blkbackd's package: the package
+# depends on the library versions it was built against (and run.sh keys
+# the cache with the host's candidate versions).
+cat >"$root/etc/apt/sources.list" <<EOF
+deb $mirror $suite main
+deb $mirror $suite-updates main
+deb $security $suite-security main
+EOF
+chroot "$root" apt-get update >"$tmp/apt-update.log" 2>&1 || {
+	tail -n 30 "$tmp/apt-update.log" >&2
+	exit 1
+}
 
 pkgs=()
 for p in "$@"; do

@@ -5,8 +5,9 @@
 # files written as backendtype=tap disks.  Prints E2E: lines and a summary
 # as dom0-test.sh does, whose functions it uses.
 #
-# 1. The bookworm-built blkbackd, installed from the per-run overlay, runs
-#    here: ldd finds every library.
+# 1. The bookworm-built blkbackd package installs here with dpkg (its
+#    dependencies are Debian 13's packages of the same names) and its
+#    programs run: ldd finds every library.
 # 2. xen-blkback is loaded and blkbackd starts beside it with --serve vbd3.
 # 3. One PV guest (e2e-tap) with two disks: xvda is phy: on a loop device
 #    made here (xen-blkback), xvdb the line a user writes for a tap disk,
@@ -31,7 +32,7 @@ VHD_IMG=$IMG/v.vhd
 HOTPLUG_ENV=$R/hotplug-env.txt
 XENSTORE_DUMP=$R/xenstore-xen420.txt
 
-# The installed programs find all their libraries (the overlay was built on
+# The installed programs find all their libraries (the package was built on
 # Debian 12; a soname trixie lacks would show as "not found").
 binaries_run() {
 	local f out missing=

@@ -4,8 +4,9 @@
 #   E2E: PASS|FAIL|SKIP NAME DETAIL
 # and at the end "E2E-SUMMARY: N passed, N failed, N skipped".
 #
-# 1. blkbackd, installed from the per-run overlay (`make install` output),
-#    started with the ExecStart= of its installed unit file.
+# 1. blkbackd, installed with dpkg from its Debian package (built by
+#    run.sh with dpkg-buildpackage), started with the ExecStart= of its
+#    installed unit file.
 # 2. Guests on blkbackd: "e2e-file" (a regular file, plus a disk
 #    hot-plugged and unplugged, a read-only disk, and its own disk grown
 #    while it runs), "e2e-blk" (a loop block device made here),
@@ -325,17 +326,48 @@ launch_daemon() { # COMMAND LOG
 	DPID=$!
 }
 
+# Install the daemon's Debian package (built by run.sh with
+# dpkg-buildpackage) into the system at ROOT with dpkg, as its
+# administrator does there: the maintainer scripts run (postinst enables
+# blkbackd.service; without a running systemd nothing is started) and the
+# dependencies must be installed already (the cached root has them).
+# The cached root holds the modprobe.d snippet that the README has
+# `make install` users write; the package brings its own as a conffile,
+# which dpkg would otherwise stop to ask about. Prints the version.
+install_package() { # NAME ROOT
+	local deb out rc=0
+	deb=$(ls "$E"/debs/blkbackd_*.deb 2>/dev/null | head -n 1)
+	if [ -z "$deb" ]; then
+		result FAIL "$1" "no blkbackd_*.deb on the work disk"
+		return 1
+	fi
+	rm -f "$2/etc/modprobe.d/blkbackd.conf"
+	if [ "$2" = / ]; then
+		out=$(dpkg -i "$deb" </dev/null 2>&1) || rc=$?
+	else
+		cp "$deb" "$2/tmp/blkbackd.deb" && mount --bind /proc "$2/proc" &&
+			mount --bind /dev "$2/dev" || return 1
+		out=$(chroot "$2" dpkg -i /tmp/blkbackd.deb </dev/null 2>&1) || rc=$?
+		umount "$2/dev" "$2/proc"
+		rm -f "$2/tmp/blkbackd.deb"
+	fi
+	echo "$out" | sed "s|^|e2e: $1: dpkg -i: |"
+	if [ $rc -eq 0 ] && [ "$(chroot "$2" dpkg-query -W -f '${Status}' blkbackd)" = "install ok installed" ]; then
+		result PASS "$1" "$(chroot "$2" dpkg-query -W -f '${Package} ${Version}' blkbackd) ($(basename "$deb"), sha256 $(sha256sum "$deb" | cut -c1-16)) with dpkg -i"
+	else
+		result FAIL "$1" "dpkg -i exited $rc: $(echo "$out" | tail -n 4 | tr '\n' ' ')"
+		return 1
+	fi
+}
+
 DPID=
 DAEMON_CMD=
-# Install blkbackd from the per-run overlay (once) and read the command
-# line of its installed unit file into DAEMON_CMD.
+# Install blkbackd's package (once) and read the command line of its
+# installed unit file into DAEMON_CMD.
 install_blkbackd() {
 	local unit
 	[ -z "$DAEMON_CMD" ] || return 0
-	tar -C / --keep-directory-symlink -xf "$E/overlay.tar" || {
-		result FAIL install-overlay
-		return 1
-	}
+	install_package package-installed / || return 1
 	unit=$(ls /lib/systemd/system/blkbackd.service \
 		/usr/lib/systemd/system/blkbackd.service 2>/dev/null | head -n 1)
 	if [ -z "$unit" ] || [ ! -x /etc/xen/scripts/blkbackd ]; then
@@ -972,20 +1004,24 @@ guest_hvm() {
 
 # ----- a storage driver domain (issue 9; docs/driver-domain.md)
 #
-# A PV domain named "blkbackd" (driver_domain=1) runs blkbackd, installed
-# from this run's `make install` output, and `xl devd`; its root is a
-# pristine copy of the dom0 root (run.sh gives QEMU the cached image once
-# more, as /dev/vdc), which dom0's blkbackd serves to it, and its images
-# live there, in /srv/img. A PV guest then has two disks written as a user
-# writes them for a driver domain, without script=:
+# A PV domain named "blkbackd" (driver_domain=1) boots with systemd as
+# PID 1, which starts blkbackd.service from blkbackd's Debian package
+# (installed there with dpkg) and `xl devd` (xldevd.service, as
+# docs/driver-domain.md writes it); its root is a pristine copy of the
+# dom0 root (run.sh gives QEMU the cached image once more, as /dev/vdc),
+# which dom0's blkbackd serves to it, and its images live there, in
+# /srv/img. A PV guest then has two disks written as a user writes them
+# for a driver domain, without script=:
 #   backend=blkbackd,file:/srv/img/dd-a.img,xvda,w
 #   backend=blkbackd,vdev=xvdb,access=rw,target=/srv/img/dd-b.img
 # dom0 checks what libxl and the driver domain wrote while it runs, the
 # guest verifies a pattern put there beforehand and writes and reads back
-# another on each; after its shutdown the driver domain (dd-init.sh)
-# checks the images, reports their checksums (compared here with the
-# guest's) and that it made no loop device; dom0 checks it made none
-# either.
+# another on each; after its shutdown a guest whose disk names a missing
+# image fails to start, and the driver domain (dd-test.sh) checks the
+# unit's sandbox and watchdog, the images, reports their checksums
+# (compared here with the guest's), that it made no loop device and the
+# journal's record of the refused image; dom0 checks it made no loop
+# device either.
 DD=blkbackd
 DD_ROOT=/dev/vdc
 DD_IMG=/srv/img
@@ -999,14 +1035,60 @@ loop_bindings() {
 	done
 }
 
-# Install blkbackd (the overlay of `make install`), the domain's init and
-# the checker into the copy of the root, and make the images.
+# What docs/driver-domain.md has the domain's administrator do, done in
+# its root from here (systemctl --root, chroot): the package installed
+# with dpkg (its postinst enables blkbackd.service), the `block` script
+# taken over, and `xl devd` run by the recipe's unit, both enabled.
+dd_recipe() { # ROOT
+	install_package $DD/package-installed "$1" || return 1
+	if chroot "$1" dpkg-divert --local --rename --add /etc/xen/scripts/block &&
+		ln -s blkbackd "$1/etc/xen/scripts/block"; then
+		result PASS $DD/block-script-taken-over "$(ls -l "$1/etc/xen/scripts/block" | sed 's/.* -> //')"
+	else
+		result FAIL $DD/block-script-taken-over
+		return 1
+	fi
+	cat >"$1/etc/systemd/system/xldevd.service" <<'UNIT'
+[Unit]
+Description=xl devd: run hotplug scripts for this driver domain
+After=blkbackd.service
+[Service]
+Type=forking
+PIDFile=/run/xldevd.pid
+ExecStart=/usr/sbin/xl devd --pidfile=/run/xldevd.pid
+[Install]
+WantedBy=multi-user.target
+UNIT
+	systemctl --root="$1" enable blkbackd.service xldevd.service
+}
+
+# The test's own unit there: dd-test.sh once both have started, writing
+# to the console dom0 reads (no login prompt shares it).
+dd_test_unit() { # ROOT
+	install -m 755 "$E/dd-test.sh" "$1/usr/local/sbin/e2e-dd-test" &&
+		cat >"$1/etc/systemd/system/e2e-dd.service" <<'UNIT' &&
+[Unit]
+Description=blkbackd's real-Xen test: the driver domain's checks
+After=blkbackd.service xldevd.service
+[Service]
+Type=simple
+ExecStart=/usr/local/sbin/e2e-dd-test
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/hvc0
+[Install]
+WantedBy=multi-user.target
+UNIT
+		systemctl --root="$1" enable e2e-dd.service &&
+		systemctl --root="$1" mask serial-getty@hvc0.service
+}
+
+# The domain's root: the recipe, the test's unit and checker, the images.
 dd_prepare_root() {
 	local rc
 	mkdir -p "$DD_MNT"
 	mount -t ext4 "$DD_ROOT" "$DD_MNT" || return 1
-	tar -C "$DD_MNT" --keep-directory-symlink -xf "$E/overlay.tar" &&
-		install -m 755 "$E/dd-init.sh" "$DD_MNT/sbin/e2e-dd-init" &&
+	dd_recipe "$DD_MNT" && dd_test_unit "$DD_MNT" &&
 		install -m 755 "$CHECK" "$DD_MNT/usr/local/bin/e2e-check" &&
 		mkdir -p "$DD_MNT$DD_IMG" &&
 		truncate -s 64M "$DD_MNT$DD_IMG/dd-a.img" "$DD_MNT$DD_IMG/dd-b.img" &&
@@ -1024,7 +1106,7 @@ type = "pv"
 driver_domain = 1
 kernel = "$E/guest/vmlinux"
 ramdisk = "$E/guest/initrd.cpio"
-extra = "console=hvc0 loglevel=4 e2e_role=switchroot e2e_init=/sbin/e2e-dd-init"
+extra = "console=hvc0 loglevel=4 e2e_role=switchroot e2e_init=/lib/systemd/systemd"
 memory = 512
 vcpus = 2
 on_poweroff = "destroy"
@@ -1074,6 +1156,29 @@ dd_sums_match() { # GUEST
 	done
 }
 
+# A guest whose disk names an image missing in the driver domain: xl
+# create fails (dom0's libxl waits for the backend in vain: docs/
+# driver-domain.md), and the driver domain is told which domain it was,
+# to find the refusal in its journal.
+dd_refused_image() { # DD-DOMID
+	local g=e2e-ddmissing out domid
+	guest_config $g "backend=$DD,vdev=xvda,access=rw,target=$DD_IMG/dd-missing.img" ""
+	if out=$(timeout 120 xl create "$CFG/$g.cfg" 2>&1); then
+		result FAIL $g/xl-create-fails "xl create succeeded"
+		timeout 60 xl destroy $g >/dev/null 2>&1
+	else
+		result PASS $g/xl-create-fails "$(echo "$out" | grep -m 1 -E 'error|timed out')"
+	fi
+	domid=$(echo "$out" | sed -n 's/.*Domain \([0-9][0-9]*\):.*/\1/p' | head -n 1)
+	xenstore-write "/local/domain/$1/data/e2e-refused" "${domid:-unknown}"
+}
+
+# What the driver domain showed of its daemon (systemctl status, the
+# journal's lines), into this log.
+dd_record() {
+	tr -d '\r' <"$(console $DD)" | sed -n 's/^E2E-DD-LOG /e2e: driver domain: /p'
+}
+
 guest_driver_domain() {
 	local g=e2e-ddguest ddid domid out t0 loops_before loops_after
 	loops_before=$(loop_bindings)
@@ -1082,6 +1187,7 @@ guest_driver_domain() {
 		return
 	fi
 	dd_config
+	t0=$(uptime_s)
 	if ! out=$(timeout 180 xl create "$CFG/$DD.cfg" 2>&1); then
 		result FAIL $DD/xl-create "$(echo "$out" | tail -n 4 | tr '\n' ' ')"
 		return
@@ -1090,9 +1196,11 @@ guest_driver_domain() {
 	ddid=$(domid_of $DD)
 	if ! wait_console $DD E2E-DD-READY 300; then
 		collect_guest_results $DD
+		dd_record
 		timeout 60 xl destroy $DD >/dev/null 2>&1
 		return
 	fi
+	echo "E2E-BENCH driverdomain: xl create to blkbackd.service and xl devd up under systemd in $(($(uptime_s) - t0)) s"
 	guest_config $g "backend=$DD,file:$DD_IMG/dd-a.img,xvda,w" \
 		"$PATTERN_ARGS e2e_devs=xvda,xvdb" 1 \
 		"backend=$DD,vdev=xvdb,access=rw,target=$DD_IMG/dd-b.img"
@@ -1117,9 +1225,11 @@ guest_driver_domain() {
 				"$(xenstore-ls -f "/local/domain/$ddid/backend/vbd/$domid" 2>&1 | head -n 8 | tr '\n' ' ')"
 		fi
 	fi
+	dd_refused_image "$ddid"
 	xenstore-write "/local/domain/$ddid/data/e2e-cmd" verify
 	wait_console $DD E2E-DONE 300
 	collect_guest_results $DD
+	dd_record
 	dd_sums_match $g
 	wait_until 60 "! domid_of $DD >/dev/null" ||
 		timeout 60 xl destroy $DD >/dev/null 2>&1

@@ -36,10 +36,13 @@ skip() {
 }
 elapsed() { echo $(($(date +%s) - t_start)); }
 
-# Debian packages of the dom0 (the daemon's own libraries are added below).
+# Debian packages of the dom0 (the daemon package's dependencies are
+# added below). systemd is PID 1 of the storage driver domain, whose root
+# is a copy of this one (part driverdomain); dom0 itself boots without it.
 DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
-libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen"
+libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen
+systemd"
 # Those of the Debian 13 dom0 (part xen420); no HVM guest there, so no
 # device model.
 DOM0_PACKAGES_TRIXIE="linux-image-amd64 initramfs-tools
@@ -48,7 +51,8 @@ e2fsprogs util-linux kmod procps busybox-static"
 # What this script needs on the host, by command and Debian package.
 HOST_TOOLS="qemu-system-x86_64:qemu-system-x86 debootstrap:debootstrap
 mkfs.ext4:e2fsprogs debugfs:e2fsprogs cpio:cpio gcc:gcc xz:xz-utils
-zstd:zstd flock:util-linux timeout:coreutils"
+zstd:zstd flock:util-linux timeout:coreutils
+dpkg-buildpackage:dpkg-dev dh:debhelper git:git"
 
 [ "$(uname -m)" = x86_64 ] || skip "needs an x86_64 host"
 [ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, chroot and apt-get)"
@@ -70,45 +74,25 @@ install_host_tools() {
 		skip "cannot install$missing (see $results/apt-host.log)"
 }
 
-# `make install` with the paths of a Debian Xen host, into a staging tree.
-# A separate build directory (outside the repository) is configured when
-# the current one was not configured with them.
-install_blkbackd() {
-	local build=$top_builddir
-	if ! grep -qx 'prefix = /usr' "$build/Makefile" 2>/dev/null ||
-		! grep -qx 'sysconfdir = /etc' "$build/Makefile"; then
-		build=$cache_root/build-$(echo "$top_srcdir" | sha256sum | cut -c1-12)
-		mkdir -p "$build"
-		if [ ! -f "$build/Makefile" ]; then
-			say "configuring an install build in $build"
-			(cd "$build" && "$top_srcdir/configure" --prefix=/usr \
-				--sysconfdir=/etc >configure.log 2>&1) || {
-				tail -n 20 "$build/configure.log"
-				return 1
-			}
-		fi
-	fi
-	say "make install DESTDIR=... (prefix /usr, sysconfdir /etc) from $build"
-	rm -rf "$work/overlay"
-	make -C "$build" -j"$(nproc)" >"$results/install-build.log" 2>&1 &&
-		make -C "$build" install DESTDIR="$work/overlay" \
-			>>"$results/install-build.log" 2>&1 || {
-		tail -n 30 "$results/install-build.log"
-		return 1
-	}
-	[ -x "$work/overlay/usr/sbin/blkbackd" ] || {
-		say "make install put no /usr/sbin/blkbackd in place"
-		return 1
-	}
+# The daemon's Debian package, built with dpkg-buildpackage from this tree
+# into $top_builddir/debs by tests/build-debs.sh (or reused from `make
+# check-deb` of the same tree): the dom0s install it with dpkg. Sets
+# daemon_deb.
+daemon_package() {
+	local rc=0
+	daemon_deb=$(sh "$top_srcdir/tests/build-debs.sh" "$top_srcdir" \
+		"$top_builddir/debs") || rc=$?
+	[ $rc -ne 77 ] || skip "cannot build the Debian packages (see above)"
+	[ $rc -eq 0 ] || return 1
+	say "the daemon's package: $daemon_deb"
 }
 
-# Debian packages holding the libraries the installed daemon links with.
+# The packages the daemon's package depends on (the first of each set of
+# alternatives): the dom0 caches hold them, so that dpkg -i finds its
+# dependencies installed, as apt would have.
 daemon_packages() {
-	ldd "$work/overlay/usr/sbin/blkbackd" |
-		awk '/=>/ { print $3 }' | while read -r lib; do
-		dpkg -S "$(readlink -f "$lib")" 2>/dev/null ||
-			dpkg -S "$lib" 2>/dev/null
-	done | cut -d: -f1 | sort -u | tr '\n' ' '
+	dpkg-deb -f "$daemon_deb" Depends | tr ',' '\n' |
+		sed 's/[|(].*//; s/[[:space:]]//g' | grep . | sort -u | tr '\n' ' '
 }
 
 # apt-cache for SUITE: the host's own for bookworm, else one reading
@@ -126,8 +110,12 @@ suite_apt_cache() { # SUITE ARGS...
 	if [ ! -d "$dir/lists" ] ||
 		[ -n "$(find "$dir/lists" -maxdepth 0 -mmin +1440)" ]; then
 		mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-		echo "deb ${BLKBACKD_E2E_MIRROR:-http://deb.debian.org/debian} $suite main" \
-			>"$dir/sources.list"
+		# What build-dom0.sh gives the dom0.
+		printf 'deb %s %s main\n' \
+			"${BLKBACKD_E2E_MIRROR:-http://deb.debian.org/debian}" "$suite" \
+			"${BLKBACKD_E2E_MIRROR:-http://deb.debian.org/debian}" "$suite-updates" \
+			"${BLKBACKD_E2E_SECURITY_MIRROR:-http://deb.debian.org/debian-security}" \
+			"$suite-security" >"$dir/sources.list"
 		apt-get "${opts[@]}" update >"$results/apt-$suite.log" 2>&1 ||
 			skip "cannot read $suite's package lists (see $results/apt-$suite.log)"
 		touch "$dir/lists"
@@ -200,14 +188,15 @@ build_checker() {
 	}
 }
 
-# The work disk: the per-run overlay (blkbackd as installed), the scripts,
+# The work disk: the daemon's package, the scripts,
 # the guest kernel and initramfs; results come back on it.
 make_work_disk() {
 	local s=$work/stage
 	mkdir -p "$s/e2e/guest" "$s/results" "$s/img" "$work/ginit/bin"
-	tar -C "$work/overlay" -cf "$s/e2e/overlay.tar" .
+	mkdir -p "$s/e2e/debs"
+	cp "$daemon_deb" "$s/e2e/debs/"
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
-		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-init.sh" \
+		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-test.sh" \
 		"$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
@@ -315,7 +304,7 @@ main() {
 	install_host_tools
 	work=$(mktemp -d "${TMPDIR:-/var/tmp}/blkbackd-e2e.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
-	install_blkbackd
+	daemon_package
 	# The Debian 12 boot: every part but xen420.
 	if [ -n "$(echo " $parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
 		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)"

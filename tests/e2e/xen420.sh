@@ -18,8 +18,6 @@ xen420_boot() {
 		parts=xen420
 		mkdir -p "$results" "$work/stage/e2e"
 		rm -f "$results/serial.log"
-		# The daemon as installed for the first boot, bookworm-built.
-		ln -s ../overlay "$work/overlay"
 		ensure_cache trixie "$DOM0_PACKAGES_TRIXIE $(daemon_packages)"
 		# dom0-init.sh runs this one instead of dom0-test.sh.
 		install -m 755 "$here/dom0-test-xen420.sh" "$work/stage/e2e/"
