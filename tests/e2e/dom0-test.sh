@@ -1250,15 +1250,20 @@ compare_bench() {
 		result FAIL bench-comparison "missing figures"
 		return
 	fi
-	printf '%s\n%s\n' "$b" "$k" | awk '
+	bench_ratio "E2E-BENCH ratio blkbackd/kernel:" "$b" "$k"
+	result PASS bench-comparison
+}
+
+# LABEL and each figure of two BENCH lines as the first over the second.
+bench_ratio() { # LABEL BENCH-LINE BENCH-LINE
+	printf '%s\n%s\n' "$2" "$3" | awk -v label="$1" '
 		{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[NR, kv[1]] = kv[2]; n[i] = kv[1] } m = NF }
 		END {
-			s = "E2E-BENCH ratio blkbackd/kernel:"
+			s = label
 			for (i = 2; i <= m; i++)
 				s = s sprintf(" %s=%.2f", n[i], v[2, n[i]] > 0 ? v[1, n[i]] / v[2, n[i]] : 0)
 			print s
 		}'
-	result PASS bench-comparison
 }
 
 # dom0-test-xen420.sh sources this file for the functions above.
@@ -1272,6 +1277,8 @@ lsmod | grep -q '^xen_blkback' &&
 	result PASS xen-blkback-kept-away
 PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd pvh hvm kernel concurrency")
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+# shellcheck source=tests/e2e/nbd.sh
+! has_part nbd || . "$E/nbd.sh"
 # A part that dom0's daemon serves, if asked for: how long it took, and
 # the daemon still alive after it.
 daemon_part() { # PART FUNCTION AFTER-WHAT
@@ -1285,7 +1292,7 @@ daemon_part() { # PART FUNCTION AFTER-WHAT
 # One daemon serves the PV, PVH and HVM guests and the driver domain's
 # root disk in turn.
 if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
-	has_part driverdomain || has_part migrate; then
+	has_part driverdomain || has_part migrate || has_part nbd; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -1303,6 +1310,7 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
 		daemon_part hvm guest_hvm hvm-guest
 		daemon_part driverdomain guest_driver_domain driver-domain
 		daemon_part migrate guest_migrate migration
+		daemon_part nbd guest_nbd nbd-guest
 		leak_checks
 		stop_blkbackd
 		if has_part blkbackd || has_part stages; then
@@ -1317,6 +1325,7 @@ sync
 case " $PARTS " in
 *" kernel "*) guest_kernel_path ;;
 esac
+! has_part kernel || ! has_part nbd || nbd_kernel_comparison
 case " $PARTS " in
 *" blkbackd "*) case " $PARTS " in *" kernel "*) compare_bench ;; esac ;;
 esac

@@ -11,9 +11,9 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
-#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain kernel concurrency"
+#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain nbd kernel concurrency"
 #                             (default), or some of "blkbackd stages pvh
-#                             hvm driverdomain migrate kernel
+#                             hvm driverdomain migrate nbd kernel
 #                             concurrency xen420" (see README.md; xen420
 #                             is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
@@ -26,7 +26,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain kernel concurrency}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain nbd kernel concurrency}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -36,10 +36,13 @@ skip() {
 }
 elapsed() { echo $(($(date +%s) - t_start)); }
 
-# Debian packages of the dom0 (the daemon's own libraries are added below).
+# Debian packages of the dom0 (the daemon's own libraries are added below;
+# libnbd0, which it opens only for an NBD disk, is named here). Part nbd
+# needs qemu-storage-daemon (qemu-system-common), qemu-img and nbd-client.
 DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
-libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen"
+libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen
+libnbd0 qemu-system-common qemu-utils nbd-client"
 # Those of the Debian 13 dom0 (part xen420); no HVM guest there, so no
 # device model.
 DOM0_PACKAGES_TRIXIE="linux-image-amd64 initramfs-tools
@@ -208,7 +211,7 @@ make_work_disk() {
 	tar -C "$work/overlay" -cf "$s/e2e/overlay.tar" .
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
 		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-init.sh" \
-		"$s/e2e/"
+		"$here/nbd.sh" "$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
