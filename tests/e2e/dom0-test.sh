@@ -1279,6 +1279,8 @@ PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd pvh hvm kernel concurrency"
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 # shellcheck source=tests/e2e/nbd.sh
 ! has_part nbd || . "$E/nbd.sh"
+# shellcheck source=tests/e2e/rbd.sh
+! has_part rbd || . "$E/rbd.sh"
 # A part that dom0's daemon serves, if asked for: how long it took, and
 # the daemon still alive after it.
 daemon_part() { # PART FUNCTION AFTER-WHAT
@@ -1292,7 +1294,7 @@ daemon_part() { # PART FUNCTION AFTER-WHAT
 # One daemon serves the PV, PVH and HVM guests and the driver domain's
 # root disk in turn.
 if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
-	has_part driverdomain || has_part migrate || has_part nbd; then
+	has_part driverdomain || has_part migrate || has_part nbd || has_part rbd; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -1311,6 +1313,7 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
 		daemon_part driverdomain guest_driver_domain driver-domain
 		daemon_part migrate guest_migrate migration
 		daemon_part nbd guest_nbd nbd-guest
+		daemon_part rbd guest_rbd rbd-guest
 		leak_checks
 		stop_blkbackd
 		if has_part blkbackd || has_part stages; then

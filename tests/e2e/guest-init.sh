@@ -171,8 +171,12 @@ fi
 # The NBD comparison (nbd.sh): the disk's throughput and IOPS alone, the
 # same run on blkbackd and on the kernel's nbd + xen-blkback.
 if [ "$ROLE" = bench ]; then
-	failed=0
-	e2e-check bench $D 0 "$(arg e2e_bench_size)" 5 || failed=1
+	if out=$(e2e-check bench $D 0 "$(arg e2e_bench_size)" 5 2>&1); then
+		echo "$out"
+		result PASS bench
+	else
+		result FAIL bench "$(echo "$out" | tail -n 2 | tr '\n' ' ')"
+	fi
 	echo "E2E-DONE failed=$failed"
 	idle_forever
 fi

@@ -229,7 +229,8 @@ nbd_bench_blkbackd() {
 # The kernel arm (xen-blkback loaded by guest_kernel_path): the export
 # on /dev/nbd0 through nbd-client, given to the guest as phy:.
 nbd_kernel_comparison() {
-	local g=e2e-nbdk dev=/dev/nbd0 b k out
+	local g=e2e-nbdk dev=/dev/nbd0 b k out t0
+	t0=$(uptime_s)
 	if ! modprobe nbd; then
 		result FAIL $g/modprobe-nbd
 		return
@@ -242,6 +243,7 @@ nbd_kernel_comparison() {
 		result FAIL $g/nbd-client "$(echo "$out" | tail -n 2 | tr '\n' ' ')"
 	fi
 	qsd_stop
+	echo "E2E-BENCH nbd-kernel: the kernel arm took $(($(uptime_s) - t0)) s"
 	b=$(bench_of e2e-nbdb)
 	k=$(bench_of $g)
 	echo "E2E-BENCH nbd kernel (nbd-client + xen-blkback): ${k#BENCH }"

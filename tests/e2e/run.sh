@@ -43,6 +43,9 @@ DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
 libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen
 libnbd0 qemu-system-common qemu-utils nbd-client"
+# Ceph for part rbd (opt-in): librbd1, which the daemon opens only for an
+# RBD disk, and a one-node cluster's daemons and tools.
+DOM0_PACKAGES_CEPH="librbd1 ceph-mon ceph-osd ceph-common"
 # Those of the Debian 13 dom0 (part xen420); no HVM guest there, so no
 # device model.
 DOM0_PACKAGES_TRIXIE="linux-image-amd64 initramfs-tools
@@ -153,9 +156,13 @@ cache_key() { # SUITE PACKAGES
 }
 
 # The suite a cache was built for; a key without a suite line is
-# bookworm's, from before there were two.
+# bookworm's, from before there were two. A dom0 with Ceph (part rbd) is
+# "SUITE+ceph", kept beside the one without.
 key_suite() { # KEY-FILE
-	sed -n 's/^suite //p' "$1" | grep . || echo bookworm
+	local s
+	s=$(sed -n 's/^suite //p' "$1" | grep . || echo bookworm)
+	! grep -q '^ceph-osd ' "$1" || s="$s+ceph"
+	echo "$s"
 }
 
 # A dom0 is 1.3 GB: keep only the current one of each suite (other keys
@@ -185,7 +192,7 @@ ensure_cache() { # SUITE PACKAGES
 		# shellcheck disable=SC2086 # a word list
 		bash "$here/build-dom0.sh" "$suite" "$cache" $pkgs
 		echo "$keytext" >"$cache/key.txt"
-		prune_cache "$suite" "$key"
+		prune_cache "$(key_suite "$cache/key.txt")" "$key"
 	fi
 	flock -u 9
 }
@@ -211,7 +218,7 @@ make_work_disk() {
 	tar -C "$work/overlay" -cf "$s/e2e/overlay.tar" .
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
 		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-init.sh" \
-		"$here/nbd.sh" "$s/e2e/"
+		"$here/nbd.sh" "$here/rbd.sh" "$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
@@ -321,7 +328,8 @@ main() {
 	install_blkbackd
 	# The Debian 12 boot: every part but xen420.
 	if [ -n "$(echo " $parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
-		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)"
+		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)$(
+			! has_part rbd || echo " $DOM0_PACKAGES_CEPH")"
 		make_work_disk
 		say "host preparation took $(elapsed) s"
 		boot
