@@ -1160,6 +1160,20 @@ image_locks() { # FILE
 	grep -E ":$ino " /proc/locks | sed 's/^/  | /'
 }
 
+# The receiving device took the image only once the sending one had let
+# it go (blkbackd's log, vbd.c's hand-over): never two writers.
+handover_after_release() { # GUEST OLD-DOMID NEW-DOMID IMAGE
+	local rel took
+	[ -n "$3" ] && [ "$3" != "$2" ] || return 0
+	rel=$(grep -n "vbd $2/$XVDA: released" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
+	took=$(grep -nF "vbd $3/$XVDA: took $4 over" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
+	if [ -n "$rel" ] && [ -n "$took" ] && [ "$rel" -lt "$took" ]; then
+		result PASS "$1/handover-after-release"
+	else
+		result FAIL "$1/handover-after-release" "released at log line ${rel:-none}, taken over at ${took:-none}"
+	fi
+}
+
 guest_migrate() {
 	local g=e2e-mig img=$IMG/mig.img old new out rc t0 n last
 	truncate -s 64M "$img"
@@ -1188,18 +1202,7 @@ guest_migrate() {
 	else
 		result FAIL $g/xl-migrate "exit $rc, domain $old -> ${new:-none}: $(echo "$out" | grep -iE 'error|fail' | tail -n 4 | tr '\n' ' ')"
 	fi
-	# The receiving device took the image only once the sending one had
-	# let it go (blkbackd's log, vbd.c's hand-over): never two writers.
-	if [ -n "$new" ] && [ "$new" != "$old" ]; then
-		local rel took
-		rel=$(grep -n "vbd $old/51712: released" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
-		took=$(grep -n "vbd $new/51712: took $img over" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
-		if [ -n "$rel" ] && [ -n "$took" ] && [ "$rel" -lt "$took" ]; then
-			result PASS $g/handover-after-release
-		else
-			result FAIL $g/handover-after-release "released at log line ${rel:-none}, taken over at ${took:-none}"
-		fi
-	fi
+	handover_after_release $g "$old" "$new" "$img"
 	# The guest's writes go on, verified, wherever it now runs.
 	n=$(migwork_passes $g)
 	if wait_until 120 "[ \$(migwork_passes $g) -ge $((n + 2)) ]" &&

@@ -110,8 +110,8 @@ nbd_server_restart() { # GUEST DOMID
 	esac
 }
 
-# xl migrate to this host: the receiving device connects to the same
-# server while the sending one still has its connection.
+# xl migrate to this host, both ends reaching the same server: the
+# receiving device connects once the sending one has let the export go.
 nbd_migrate() { # GUEST OLD-DOMID
 	local g=$1 old=$2 new n out rc t0
 	n=$(migwork_passes "$g")
@@ -126,6 +126,7 @@ nbd_migrate() { # GUEST OLD-DOMID
 	else
 		result FAIL "$g/xl-migrate" "exit $rc, domain $old -> ${new:-none}: $(echo "$out" | grep -iE 'error|fail' | tail -n 4 | tr '\n' ' ')"
 	fi
+	handover_after_release "$g" "$old" "$new" "$(nbd_uri "$QSD_NAME")"
 	if wait_until 120 "[ \$(migwork_passes $g) -ge $((n + 2)) ]" &&
 		! migwork_console "$g" | grep -q '^E2E-MIGWORK pass [0-9]* FAIL'; then
 		result PASS "$g/io-after-migration" "$n passes before, $(migwork_passes "$g") now"
