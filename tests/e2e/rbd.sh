@@ -33,7 +33,9 @@ rbd_cluster_start() {
 	echo "e2e: dom0 memory before the cluster: $(free -m | awk '/^Mem/ { print $3 " MiB used, " $7 " available" }')"
 	t0=$(uptime_cs)
 	if ! out=$("$RBD_CLUSTER" start "$RBD_DIR" $RBD_MIB 2>&1); then
-		result FAIL rbd/cluster-started "after $(($(uptime_cs) - t0)) cs: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
+		# ceph-cluster removed its logs; what the daemons printed is here.
+		echo "$out" | tail -n 40 | sed 's/^/e2e: ceph-cluster: /'
+		result FAIL rbd/cluster-started "after $(($(uptime_cs) - t0)) cs: $(echo "$out" | grep -m 1 -E 'Caught signal|error|rror:' | cut -c1-200) $(echo "$out" | tail -n 1)"
 		return 1
 	fi
 	result PASS rbd/cluster-started "in $(($(uptime_cs) - t0)) cs"
