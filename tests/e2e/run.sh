@@ -247,10 +247,14 @@ boot() {
 	case " $parts " in
 	*" driverdomain "*) dd_root=(-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on") ;;
 	esac
-	say "booting Xen in QEMU (TCG, -cpu qemu64,+svm,+npt, timeout ${timeout_s}s)"
+	# Debian 12's Ceph daemons (part rbd) need SSE4.1: on qemu64 ceph-mon
+	# dies at start (SIGSEGV; SIGILL with +sse4.2 alone).
+	local cpu=qemu64,+svm,+npt
+	! has_part rbd || cpu=$cpu,+sse4.1
+	say "booting Xen in QEMU (TCG, -cpu $cpu, timeout ${timeout_s}s)"
 	set +e
 	timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg \
-		-cpu qemu64,+svm,+npt -smp 2 -m 4G -no-reboot \
+		-cpu "$cpu" -smp 2 -m 4G -no-reboot \
 		-kernel "$cache/xen.elf" -append "$append" \
 		-initrd "$cache/vmlinuz $kargs,$cache/initrd.img" \
 		-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on" \
