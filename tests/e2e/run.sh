@@ -11,11 +11,11 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
-#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain nbd kernel concurrency"
-#                             (default), or some of "blkbackd stages pvh
-#                             hvm driverdomain migrate nbd kernel
-#                             concurrency xen420" (see README.md; xen420
-#                             is a boot of its own)
+#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain migrate nbd kernel
+#                             concurrency" (default), or some of
+#                             "blkbackd stages pvh hvm driverdomain
+#                             migrate nbd rbd kernel concurrency xen420"
+#                             (see README.md; xen420 is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
@@ -26,7 +26,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain nbd kernel concurrency}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain migrate nbd kernel concurrency}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
