@@ -12,14 +12,16 @@
 # server (SIGKILL) and starts it again a second later: the guest's passes
 # must go on without one failing, and blkbackd must log the outage once
 # and its end. With part migrate too, the guest is then moved by
-# `xl migrate` to this host, both ends reaching the same server. After
+# `xl migrate` to this host, both ends reaching the same server, and the
+# receiving device takes the export over once the sending one has
+# released it. After
 # `xl shutdown` and the server's exit, `qemu-img check` finds the image
 # clean and dom0 finds in it (through `qemu-img convert`) the last pass
 # the guest reported and its own pattern untouched.
 #
 # The image's metadata is preallocated: qemu-storage-daemon keeps the
 # qcow2 tables of clusters it allocates in its own cache until a flush,
-# so a server killed with SIGKILL would lose writes it had acknowledged
+# so a server killed with SIGKILL can lose writes it had acknowledged
 # into new clusters (the caveat of docs/nbd.md, no client can lift it);
 # preallocated, every write lands in the image file, which dom0's page
 # cache keeps across the kill.
