@@ -24,6 +24,7 @@
 #include "blkbackd/stats-log.h"
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
+#include "libblk/backend-nbd.h" /* blk_nbd_is_uri() */
 #include "libblk/image.h"
 #include "libblk/poll.h" /* blk_now_ns() */
 #include "libblk/xenbus.h"
@@ -341,6 +342,19 @@ static bool vbd_await_handover(struct vbd *v, const char *path)
 	return true;
 }
 
+/*
+ * An NBD export has no lock that a migration's two ends meet at (an image
+ * file and an RBD image have theirs, and the second writer gets -EBUSY):
+ * a device of the same VM that has @path open writable stands for it, so
+ * that the receiving device waits for its release as for a file's.
+ * Without that it would connect beside the sending device, whose requests
+ * in flight at the suspend could still land after the receiver's writes.
+ */
+static bool vbd_export_held(struct vbd *v, const char *path)
+{
+	return blk_nbd_is_uri(path) && vbd_handover_holder(v, path);
+}
+
 /* @path was closed by a device: whoever waits for it looks again. */
 static void vbd_image_released(struct daemon *d, const char *path)
 {
@@ -580,8 +594,11 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 
 	/* Named even when busy: a device waiting for it is found by it. */
 	snprintf(v->image_path, sizeof(v->image_path), "%s", path);
-	ret = blk_image_open(&v->image, path, readonly, v->d->opts.cache,
-			     lock_wait_ms);
+	if (!readonly && vbd_export_held(v, path))
+		ret = -EBUSY;
+	else
+		ret = blk_image_open(&v->image, path, readonly,
+				     v->d->opts.cache, lock_wait_ms);
 	if (ret < 0 && v->image.detail[0]) {
 		snprintf(why, why_len, "cannot open image %s: %s", path,
 			 v->image.detail);

@@ -1270,6 +1270,20 @@ image_locks() { # FILE
 	grep -E ":$ino " /proc/locks | sed 's/^/  | /'
 }
 
+# The receiving device took the image only once the sending one had let
+# it go (blkbackd's log, vbd.c's hand-over): never two writers.
+handover_after_release() { # GUEST OLD-DOMID NEW-DOMID IMAGE
+	local rel took
+	[ -n "$3" ] && [ "$3" != "$2" ] || return 0
+	rel=$(grep -n "vbd $2/$XVDA: released" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
+	took=$(grep -nF "vbd $3/$XVDA: took $4 over" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
+	if [ -n "$rel" ] && [ -n "$took" ] && [ "$rel" -lt "$took" ]; then
+		result PASS "$1/handover-after-release"
+	else
+		result FAIL "$1/handover-after-release" "released at log line ${rel:-none}, taken over at ${took:-none}"
+	fi
+}
+
 guest_migrate() {
 	local g=e2e-mig img=$IMG/mig.img old new out rc t0 n last
 	truncate -s 64M "$img"
@@ -1298,18 +1312,7 @@ guest_migrate() {
 	else
 		result FAIL $g/xl-migrate "exit $rc, domain $old -> ${new:-none}: $(echo "$out" | grep -iE 'error|fail' | tail -n 4 | tr '\n' ' ')"
 	fi
-	# The receiving device took the image only once the sending one had
-	# let it go (blkbackd's log, vbd.c's hand-over): never two writers.
-	if [ -n "$new" ] && [ "$new" != "$old" ]; then
-		local rel took
-		rel=$(grep -n "vbd $old/51712: released" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
-		took=$(grep -n "vbd $new/51712: took $img over" "$DAEMON_LOG" | head -n 1 | cut -d: -f1)
-		if [ -n "$rel" ] && [ -n "$took" ] && [ "$rel" -lt "$took" ]; then
-			result PASS $g/handover-after-release
-		else
-			result FAIL $g/handover-after-release "released at log line ${rel:-none}, taken over at ${took:-none}"
-		fi
-	fi
+	handover_after_release $g "$old" "$new" "$img"
 	# The guest's writes go on, verified, wherever it now runs.
 	n=$(migwork_passes $g)
 	if wait_until 120 "[ \$(migwork_passes $g) -ge $((n + 2)) ]" &&
@@ -1360,15 +1363,20 @@ compare_bench() {
 		result FAIL bench-comparison "missing figures"
 		return
 	fi
-	printf '%s\n%s\n' "$b" "$k" | awk '
+	bench_ratio "E2E-BENCH ratio blkbackd/kernel:" "$b" "$k"
+	result PASS bench-comparison
+}
+
+# LABEL and each figure of two BENCH lines as the first over the second.
+bench_ratio() { # LABEL BENCH-LINE BENCH-LINE
+	printf '%s\n%s\n' "$2" "$3" | awk -v label="$1" '
 		{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[NR, kv[1]] = kv[2]; n[i] = kv[1] } m = NF }
 		END {
-			s = "E2E-BENCH ratio blkbackd/kernel:"
+			s = label
 			for (i = 2; i <= m; i++)
 				s = s sprintf(" %s=%.2f", n[i], v[2, n[i]] > 0 ? v[1, n[i]] / v[2, n[i]] : 0)
 			print s
 		}'
-	result PASS bench-comparison
 }
 
 # dom0-test-xen420.sh sources this file for the functions above.
@@ -1382,6 +1390,10 @@ lsmod | grep -q '^xen_blkback' &&
 	result PASS xen-blkback-kept-away
 PARTS=$(cat "$E/parts" 2>/dev/null || echo "blkbackd pvh hvm kernel concurrency")
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+# shellcheck source=tests/e2e/nbd.sh
+! has_part nbd || . "$E/nbd.sh"
+# shellcheck source=tests/e2e/rbd.sh
+! has_part rbd || . "$E/rbd.sh"
 # A part that dom0's daemon serves, if asked for: how long it took, and
 # the daemon still alive after it.
 daemon_part() { # PART FUNCTION AFTER-WHAT
@@ -1395,7 +1407,7 @@ daemon_part() { # PART FUNCTION AFTER-WHAT
 # One daemon serves the PV, PVH and HVM guests and the driver domain's
 # root disk in turn.
 if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
-	has_part driverdomain || has_part migrate; then
+	has_part driverdomain || has_part migrate || has_part nbd || has_part rbd; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -1413,6 +1425,8 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
 		daemon_part hvm guest_hvm hvm-guest
 		daemon_part driverdomain guest_driver_domain driver-domain
 		daemon_part migrate guest_migrate migration
+		daemon_part nbd guest_nbd nbd-guest
+		daemon_part rbd guest_rbd rbd-guest
 		leak_checks
 		stop_blkbackd
 		if has_part blkbackd || has_part stages; then
@@ -1427,6 +1441,7 @@ sync
 case " $PARTS " in
 *" kernel "*) guest_kernel_path ;;
 esac
+! has_part kernel || ! has_part nbd || nbd_kernel_comparison
 case " $PARTS " in
 *" blkbackd "*) case " $PARTS " in *" kernel "*) compare_bench ;; esac ;;
 esac

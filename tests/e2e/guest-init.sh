@@ -11,7 +11,11 @@
 #                     on dom0's commands (concurrency.sh)
 #   e2e_role=switchroot  (the storage driver domain) mount the disk and
 #                     run e2e_init=PATH there as PID 1
-#   e2e_role=migwork  (the migration) verified writes without end
+#   e2e_role=migwork  (the migration, the NBD part) verified writes without
+#                     end, after reading the pattern e2e_verify=M:L:SEED
+#                     (in MiB) if given
+#   e2e_role=bench    (the NBD comparison) throughput and IOPS over the
+#                     first e2e_bench_size bytes, nothing else
 #   e2e_role=qd1      (the stage-timing pass) 4 KiB random reads, then
 #                     writes, at depth 1 for e2e_qd1_secs seconds each
 #   e2e_role=pattern  (the PVH and HVM guests) say which kind of guest this
@@ -139,6 +143,17 @@ fi
 # [0, 16M) and read it back, the next pass into the other half, without
 # end; dom0 moves the domain meanwhile. A pass that fails stops the loop.
 if [ "$ROLE" = migwork ]; then
+	# The NBD part first reads what dom0 put into the qcow2 image; one
+	# line for dom0 to judge.
+	v=$(arg e2e_verify)
+	if [ -n "$v" ]; then
+		m=${v%%:*} rest=${v#*:}
+		if out=$(e2e-check verify $D "${m}M" "${rest%%:*}M" "${rest#*:}" -d -b 1M 2>&1); then
+			echo "E2E-PREREAD PASS [${m}M, +${rest%%:*}M) seed ${rest#*:}"
+		else
+			echo "E2E-PREREAD FAIL $(echo "$out" | head -n 2 | tr '\n' ' ')"
+		fi
+	fi
 	p=0
 	while :; do
 		at=$((p % 2 * 8))M
@@ -151,6 +166,19 @@ if [ "$ROLE" = migwork ]; then
 		fi
 		p=$((p + 1))
 	done
+fi
+
+# The NBD comparison (nbd.sh): the disk's throughput and IOPS alone, the
+# same run on blkbackd and on the kernel's nbd + xen-blkback.
+if [ "$ROLE" = bench ]; then
+	if out=$(e2e-check bench $D 0 "$(arg e2e_bench_size)" 5 2>&1); then
+		echo "$out"
+		result PASS bench
+	else
+		result FAIL bench "$(echo "$out" | tail -n 2 | tr '\n' ' ')"
+	fi
+	echo "E2E-DONE failed=$failed"
+	idle_forever
 fi
 
 # The stage-timing pass (dom0-test.sh): each run over the first 32 MiB,

@@ -20,6 +20,8 @@ E2E_FILES = \
 	tests/e2e/concurrency.sh \
 	tests/e2e/stage-split.py \
 	tests/e2e/dd-test.sh \
+	tests/e2e/nbd.sh \
+	tests/e2e/rbd.sh \
 	tests/e2e/guest-init.sh
 EXTRA_DIST += $(E2E_FILES) tests/e2e/README.md tests/e2e/local.mk
 

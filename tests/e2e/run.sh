@@ -11,11 +11,11 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
-#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain kernel concurrency"
-#                             (default), or some of "blkbackd stages pvh
-#                             hvm driverdomain migrate kernel
-#                             concurrency xen420" (see README.md; xen420
-#                             is a boot of its own)
+#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain migrate nbd kernel
+#                             concurrency" (default), or some of
+#                             "blkbackd stages pvh hvm driverdomain
+#                             migrate nbd rbd kernel concurrency xen420"
+#                             (see README.md; xen420 is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
@@ -26,7 +26,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain kernel concurrency}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain migrate nbd kernel concurrency}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -37,12 +37,17 @@ skip() {
 elapsed() { echo $(($(date +%s) - t_start)); }
 
 # Debian packages of the dom0 (the daemon package's dependencies are
-# added below). systemd is PID 1 of the storage driver domain, whose root
-# is a copy of this one (part driverdomain); dom0 itself boots without it.
+# added below; libnbd0, which it opens only for an NBD disk, is named here).
+# systemd is PID 1 of the storage driver domain, whose root is a copy of
+# this one (part driverdomain); dom0 itself boots without it. Part nbd
+# needs qemu-storage-daemon (qemu-system-common), qemu-img and nbd-client.
 DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
 libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen
-systemd"
+systemd libnbd0 qemu-system-common qemu-utils nbd-client"
+# Ceph for part rbd (opt-in): librbd1, which the daemon opens only for an
+# RBD disk, and a one-node cluster's daemons and tools.
+DOM0_PACKAGES_CEPH="librbd1 ceph-mon ceph-osd ceph-common"
 # Those of the Debian 13 dom0 (part xen420); no HVM guest there, so no
 # device model.
 DOM0_PACKAGES_TRIXIE="linux-image-amd64 initramfs-tools
@@ -138,9 +143,13 @@ cache_key() { # SUITE PACKAGES
 }
 
 # The suite a cache was built for; a key without a suite line is
-# bookworm's, from before there were two.
+# bookworm's, from before there were two. A dom0 with Ceph (part rbd) is
+# "SUITE+ceph", kept beside the one without.
 key_suite() { # KEY-FILE
-	sed -n 's/^suite //p' "$1" | grep . || echo bookworm
+	local s
+	s=$(sed -n 's/^suite //p' "$1" | grep . || echo bookworm)
+	! grep -q '^ceph-osd ' "$1" || s="$s+ceph"
+	echo "$s"
 }
 
 # A dom0 is 1.3 GB: keep only the current one of each suite (other keys
@@ -170,7 +179,7 @@ ensure_cache() { # SUITE PACKAGES
 		# shellcheck disable=SC2086 # a word list
 		bash "$here/build-dom0.sh" "$suite" "$cache" $pkgs
 		echo "$keytext" >"$cache/key.txt"
-		prune_cache "$suite" "$key"
+		prune_cache "$(key_suite "$cache/key.txt")" "$key"
 	fi
 	flock -u 9
 }
@@ -197,7 +206,7 @@ make_work_disk() {
 	cp "$daemon_deb" "$s/e2e/debs/"
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
 		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-test.sh" \
-		"$s/e2e/"
+		"$here/nbd.sh" "$here/rbd.sh" "$s/e2e/"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
@@ -226,10 +235,14 @@ boot() {
 	case " $parts " in
 	*" driverdomain "*) dd_root=(-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on") ;;
 	esac
-	say "booting Xen in QEMU (TCG, -cpu qemu64,+svm,+npt, timeout ${timeout_s}s)"
+	# Debian 12's Ceph daemons (part rbd) need SSE4.1: on qemu64 ceph-mon
+	# dies at start (SIGSEGV; SIGILL with +sse4.2 alone).
+	local cpu=qemu64,+svm,+npt
+	! has_part rbd || cpu=$cpu,+sse4.1
+	say "booting Xen in QEMU (TCG, -cpu $cpu, timeout ${timeout_s}s)"
 	set +e
 	timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg \
-		-cpu qemu64,+svm,+npt -smp 2 -m 4G -no-reboot \
+		-cpu "$cpu" -smp 2 -m 4G -no-reboot \
 		-kernel "$cache/xen.elf" -append "$append" \
 		-initrd "$cache/vmlinuz $kargs,$cache/initrd.img" \
 		-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on" \
@@ -307,7 +320,8 @@ main() {
 	daemon_package
 	# The Debian 12 boot: every part but xen420.
 	if [ -n "$(echo " $parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
-		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)"
+		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)$(
+			! has_part rbd || echo " $DOM0_PACKAGES_CEPH")"
 		make_work_disk
 		say "host preparation took $(elapsed) s"
 		boot

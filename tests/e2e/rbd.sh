@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# Ceph RBD under real Xen (issue 12, part rbd; docs/rbd.md), sourced by
+# dom0-test.sh, which runs guest_rbd while its blkbackd serves guests.
+# Opt-in: the dom0 then carries Ceph (run.sh adds its packages), and the
+# cluster costs minutes under TCG (tests/e2e/README.md).
+#
+# tools/ceph/ceph-cluster (as installed, in /usr/libexec/blkbackd) starts
+# a one-monitor, one-OSD cluster on dom0's loopback, its objects in
+# memory; how long that takes and how much memory its daemons hold are
+# printed (E2E-BENCH rbd). dom0 imports an image holding its pattern A; a
+# PV guest has it as its disk by the disk line of docs/rbd.md
+#   vdev=xvda,access=rw,script=blkbackd,target=rbd:rbd/IMAGE:conf=PATH
+# reads the pattern and writes and reads back a pass's pattern without
+# end (guest role migwork); after `xl shutdown` dom0 finds the last pass
+# the guest reported, and its own pattern untouched, in `rbd export`.
+RBD_DIR=/tmp/e2e-ceph
+RBD_CLUSTER=/usr/libexec/blkbackd/ceph-cluster
+RBD_MIB=256
+
+rbd_cmd() { timeout 120 rbd -c "$RBD_DIR/ceph.conf" "$@"; }
+
+# Memory of a daemon of the cluster: its peak resident set, in MiB.
+rbd_daemon_mib() { # mon.a|osd.0
+	local pid
+	pid=$("$RBD_CLUSTER" pid "$RBD_DIR" "$1" 2>/dev/null) &&
+		awk '/^VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$pid/status"
+}
+
+rbd_cluster_start() {
+	local t0 out
+	# No iproute2 in the minbase dom0: busybox's ip.
+	busybox ip link set lo up
+	echo "e2e: dom0 memory before the cluster: $(free -m | awk '/^Mem/ { print $3 " MiB used, " $7 " available" }')"
+	t0=$(uptime_cs)
+	if ! out=$("$RBD_CLUSTER" start "$RBD_DIR" $RBD_MIB 2>&1); then
+		# ceph-cluster removed its logs; what the daemons printed is here.
+		echo "$out" | tail -n 40 | sed 's/^/e2e: ceph-cluster: /'
+		result FAIL rbd/cluster-started "after $(($(uptime_cs) - t0)) cs: $(echo "$out" | grep -m 1 -E 'Caught signal|error|rror:' | cut -c1-200) $(echo "$out" | tail -n 1)"
+		return 1
+	fi
+	result PASS rbd/cluster-started "in $(($(uptime_cs) - t0)) cs"
+	echo "E2E-BENCH rbd: cluster up in $(($(uptime_cs) - t0)) cs;" \
+		"mon.a $(rbd_daemon_mib mon.a) MiB, osd.0 $(rbd_daemon_mib osd.0) MiB peak RSS;" \
+		"dom0 $(free -m | awk '/^Mem/ { print $3 " MiB used, " $7 " available" }')"
+}
+
+guest_rbd() {
+	local g=e2e-rbd img=$IMG/rbd.raw target domid v last t0
+	rbd_cluster_start || {
+		"$RBD_CLUSTER" stop "$RBD_DIR" 2>/dev/null
+		return
+	}
+	t0=$(uptime_cs)
+	truncate -s 64M "$img" && write_pattern_a "$img" &&
+		rbd_cmd import "$img" rbd/e2e >/dev/null 2>&1 || {
+		result FAIL $g/dom0-rbd-import
+		"$RBD_CLUSTER" stop "$RBD_DIR"
+		return
+	}
+	echo "E2E-BENCH rbd: rbd import of 64 MiB took $(($(uptime_cs) - t0)) cs"
+	rm -f "$img"
+	target="rbd:rbd/e2e:conf=$RBD_DIR/ceph.conf"
+	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$target" \
+		"e2e_role=migwork e2e_verify=32:8:21"
+	if start_guest $g; then
+		domid=$(domid_of $g)
+		t0=$(uptime_cs)
+		if wait_console $g "E2E-MIGWORK pass 2 ok" 600; then
+			echo "E2E-BENCH rbd: passes 0-2 (3 x 8 MiB written and read back) took $(($(uptime_cs) - t0)) cs after the disk was up"
+			v=$(guest_line $g E2E-PREREAD)
+			case "$v" in
+			PASS*) result PASS $g/dom0-pattern-read "${v#PASS }" ;;
+			*) result FAIL $g/dom0-pattern-read "'$v'" ;;
+			esac
+		else
+			result FAIL $g/workload-running
+		fi
+		shutdown_guest $g
+		backend_gone "$domid"
+		if rbd_cmd export rbd/e2e "$img" >/dev/null 2>&1; then
+			last=$(($(migwork_passes $g) - 1))
+			check $g/dom0-last-pass-in-image "$CHECK" verify "$img" \
+				$((last % 2 * 8))M 8M $((last + 100)) -d -b 1M
+			check $g/dom0-pattern-untouched "$CHECK" verify "$img" 32M 8M 21 -b 1M
+		else
+			result FAIL $g/dom0-rbd-export
+		fi
+		rm -f "$img"
+	fi
+	"$RBD_CLUSTER" stop "$RBD_DIR"
+}
