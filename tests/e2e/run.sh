@@ -17,6 +17,10 @@
 #                             concurrency xen420" (see README.md; xen420
 #                             is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
+#   BLKBACKD_E2E_INJECT       test knobs, crashes on purpose that the test
+#                             must recover from: "triple-fault" (the first
+#                             try of the PVH and HVM guests), "dom0-crash"
+#                             (the first boot of the Debian 13 dom0)
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -27,6 +31,7 @@ cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
 parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain kernel concurrency}
+inject=${BLKBACKD_E2E_INJECT:-}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -212,6 +217,7 @@ make_work_disk() {
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
+	echo "$inject" >"$s/e2e/inject"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
