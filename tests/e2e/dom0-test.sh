@@ -902,6 +902,10 @@ verify_pattern_image() { # GUEST IMAGE SEED
 # Pattern B's seed in try TRY: each try writes its own, so that the data
 # dom0 finds after a second try cannot be what the first one left.
 pattern_b_seed() { echo $((21 + $1)); }
+pattern_args() { # TRY
+	echo "e2e_role=pattern e2e_verify=32:8:21 e2e_write=40:16:$(pattern_b_seed "$1")"
+}
+PATTERN_ARGS=$(pattern_args 1)
 
 # One try of the guest (of TYPE pvh or hvm) on IMAGE: create it, run CHECK
 # while it runs, wait for its workload and shut it down.  Its domain id
@@ -911,7 +915,7 @@ pattern_b_seed() { echo $((21 + $1)); }
 # triple fault (reboot=t) once its I/O is done (e2e_triple_fault=1).
 pattern_guest_try() { # NAME TYPE IMAGE CHECK TRY
 	local g=$1 domid args rc=0
-	args="e2e_role=pattern e2e_verify=32:8:21 e2e_write=40:16:$(pattern_b_seed "$5")"
+	args=$(pattern_args "$5")
 	[ "$5" != 1 ] || ! injected triple-fault ||
 		args="$args reboot=t e2e_triple_fault=1"
 	rm -f "$R/$g.domid"

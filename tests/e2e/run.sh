@@ -1,8 +1,8 @@
 #!/bin/bash
 # The real-Xen end-to-end test: blkbackd in a Debian dom0 under Xen 4.17,
-# booted in QEMU (TCG), serving real Linux xen-blkfront guests started by xl;
-# then (part xen420) a Debian 13 dom0 under Xen 4.20 where it serves
-# backendtype=tap disks beside xen-blkback (xen420.sh).
+# booted in QEMU (TCG), serving real Linux xen-blkfront guests (PV, PVH and
+# HVM) started by xl; then (part xen420) a Debian 13 dom0 under Xen 4.20
+# where it serves backendtype=tap disks beside xen-blkback (xen420.sh).
 # Run by `make check-xen`; see tests/e2e/README.md.
 #
 # Environment:
@@ -11,11 +11,11 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
-#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain kernel concurrency"
-#                             (default), or some of "blkbackd stages pvh
-#                             hvm driverdomain migrate kernel
-#                             concurrency xen420" (see README.md; xen420
-#                             is a boot of its own)
+#   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain kernel
+#                             concurrency xen420" (default), or some of
+#                             "blkbackd stages pvh hvm driverdomain migrate
+#                             kernel concurrency xen420" (see README.md;
+#                             xen420 is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 #   BLKBACKD_E2E_INJECT       test knobs, crashes on purpose that the test
 #                             must recover from: "triple-fault" (the first
@@ -30,7 +30,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain kernel concurrency}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain kernel concurrency xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
 t_start=$(date +%s)
 
