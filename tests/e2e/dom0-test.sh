@@ -794,7 +794,7 @@ stage_timing_pass() {
 
 # NAME TYPE DISK-SPEC EXTRA
 hvm_like_config() {
-	local kernel=$E/guest/vmlinux con=hvc0 more=
+	local kernel=$E/guest/vmlinux con=hvc0 boot more=
 	if [ "$2" = hvm ]; then
 		kernel=$E/guest/vmlinuz
 		con=ttyS0
@@ -803,12 +803,15 @@ vga = 'none'
 vnc = 0
 boot = 'c'"
 	fi
+	# Part hvmboot: the firmware boots SYSLINUX from the disk (hvmboot.sh).
+	boot="kernel = \"$kernel\"
+ramdisk = \"$E/guest/initrd.cpio\"
+extra = \"console=$con loglevel=4 $4\""
+	[ -z "${HVM_FROM_DISK:-}" ] || boot=
 	cat >"$CFG/$1.cfg" <<EOF
 name = "$1"
 type = "$2"
-kernel = "$kernel"
-ramdisk = "$E/guest/initrd.cpio"
-extra = "console=$con loglevel=4 $4"
+$boot
 memory = 256
 vcpus = 1
 on_poweroff = "destroy"
@@ -843,7 +846,7 @@ boot_guest() { # NAME
 	t_xl=$(($(uptime_cs) - t0))
 	domid=$(domid_of "$g")
 	echo "$domid" >"$R/$g.domid"
-	if wait_console "$g" E2E-STARTED 300; then
+	if wait_console "$g" E2E-STARTED "${BOOT_WAIT:-300}"; then
 		BOOT_TIMES="xl create took $t_xl cs, the disk was up $(($(uptime_cs) - t0)) cs after it started"
 		result PASS "$g/xl-create" "$BOOT_TIMES (domain $domid)"
 		return 0
@@ -919,6 +922,11 @@ pattern_guest_try() { # NAME TYPE IMAGE CHECK TRY
 	[ "$5" != 1 ] || ! injected triple-fault ||
 		args="$args reboot=t e2e_triple_fault=1"
 	rm -f "$R/$g.domid"
+	if [ -n "${HVM_FROM_DISK:-}" ] &&
+		! boot_area_args "$3" "console=ttyS0 loglevel=4 $args"; then
+		result FAIL "$g/boot-area-args" "cannot write syslinux.cfg on $3"
+		return 1
+	fi
 	hvm_like_config "$g" "$2" "vdev=xvda,access=rw,script=blkbackd,target=$3" "$args"
 	boot_guest "$g" || return
 	echo "E2E-BENCH $2: $BOOT_TIMES"
@@ -1362,8 +1370,10 @@ daemon_part() { # PART FUNCTION AFTER-WHAT
 }
 # One daemon serves the PV, PVH and HVM guests and the driver domain's
 # root disk in turn.
+# shellcheck source=tests/e2e/hvmboot.sh
+. "$E/hvmboot.sh"
 if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
-	has_part driverdomain || has_part migrate; then
+	has_part hvmboot || has_part driverdomain || has_part migrate; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -1379,6 +1389,7 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
 		fi
 		daemon_part pvh guest_pvh pvh-guest
 		daemon_part hvm guest_hvm hvm-guest
+		daemon_part hvmboot guest_hvm_from_disk hvm-guest-from-disk
 		daemon_part driverdomain guest_driver_domain driver-domain
 		daemon_part migrate guest_migrate migration
 		leak_checks

@@ -227,6 +227,9 @@ make_work_disk() {
 	cp "$cache/vmlinux" "$s/e2e/guest/vmlinux"
 	# HVM guests boot the bzImage (QEMU's direct kernel boot).
 	cp "$cache/vmlinuz" "$s/e2e/guest/vmlinuz"
+	# Part hvmboot: the HVM guest's boot area (hvmboot-host.sh).
+	! has_part hvmboot || make_boot_area "$s"
+	install -m 755 "$here/hvmboot.sh" "$s/e2e/"
 	mkfs.ext4 -q -F -L e2e-work -d "$s" "$work/work.ext4" 4G
 }
 
@@ -343,5 +346,7 @@ main() {
 
 # shellcheck source=tests/e2e/xen420.sh
 . "$here/xen420.sh"
+# shellcheck source=tests/e2e/hvmboot-host.sh
+. "$here/hvmboot-host.sh"
 main "$@"
 exit
