@@ -779,35 +779,30 @@ stage_timing_pass() {
 #
 # Both need Xen's HVM support with HAP (run.sh gives the emulated CPU AMD-V
 # with nested paging).  The PVH guest boots the PV guests' vmlinux; the HVM
-# guest boots the bzImage by QEMU's direct kernel boot, with its disk first
-# given to QEMU's emulated IDE disk, which the kernel unplugs before its
-# blkfront takes over, and its console on the emulated serial port,
-# written to the log the PV console would use.  (Booting the HVM guest
-# through its firmware from the disk was tried: SYSLINUX came up from the
-# emulated disk, but loading the kernel through the BIOS made no progress
-# under this emulation; see tests/e2e/README.md.)  Each disk is 64 MiB:
+# guest boots through its firmware from its disk, given first to QEMU's
+# emulated IDE disk, which the kernel unplugs before its blkfront takes
+# over (hvm-boot-area.sh), and its console is on the emulated serial
+# port, written to the log the PV console would use.  Each disk is 64 MiB:
 # dom0 writes pattern A into [32M, 40M) first; the guest reads it, writes
 # pattern B into [40M, 56M) with O_DIRECT, reads it back and prints its
 # checksum; after the shutdown dom0 finds B in the image and the same
 # checksum.  The guest says what kind it is (/sys/hypervisor/guest_type),
 # so a guest that silently came up as another type cannot pass.
 
-# NAME TYPE DISK-SPEC EXTRA
+# NAME TYPE DISK-SPEC EXTRA; the HVM guest's kernel and its command line
+# are on its disk (boot_area_args), so EXTRA is the PVH guest's.
 hvm_like_config() {
-	local kernel=$E/guest/vmlinux con=hvc0 boot more=
+	local boot more=
+	boot="kernel = \"$E/guest/vmlinux\"
+ramdisk = \"$E/guest/initrd.cpio\"
+extra = \"console=hvc0 loglevel=4 $4\""
 	if [ "$2" = hvm ]; then
-		kernel=$E/guest/vmlinuz
-		con=ttyS0
+		boot=
 		more="serial = 'file:$(console "$1")'
 vga = 'none'
 vnc = 0
 boot = 'c'"
 	fi
-	# Part hvmboot: the firmware boots SYSLINUX from the disk (hvmboot.sh).
-	boot="kernel = \"$kernel\"
-ramdisk = \"$E/guest/initrd.cpio\"
-extra = \"console=$con loglevel=4 $4\""
-	[ -z "${HVM_FROM_DISK:-}" ] || boot=
 	cat >"$CFG/$1.cfg" <<EOF
 name = "$1"
 type = "$2"
@@ -922,7 +917,7 @@ pattern_guest_try() { # NAME TYPE IMAGE CHECK TRY
 	[ "$5" != 1 ] || ! injected triple-fault ||
 		args="$args reboot=t e2e_triple_fault=1"
 	rm -f "$R/$g.domid"
-	if [ -n "${HVM_FROM_DISK:-}" ] &&
+	if [ "$2" = hvm ] &&
 		! boot_area_args "$3" "console=ttyS0 loglevel=4 $args"; then
 		result FAIL "$g/boot-area-args" "cannot write syslinux.cfg on $3"
 		return 1
@@ -1042,17 +1037,6 @@ hvm_emulated_disk_checks() { # GUEST DOMID IMAGE
 		result FAIL "$g/device-model-closed-image" "QEMU $qpid still has $3 open"
 	else
 		result PASS "$g/device-model-closed-image"
-	fi
-}
-
-guest_hvm() {
-	local g=e2e-hvm img=$IMG/hvm.img
-	hvm_with_hap $g || return
-	rm -f "$img"
-	if truncate -s 64M "$img" && write_pattern_a "$img"; then
-		pattern_guest $g hvm "$img" hvm_emulated_disk_checks
-	else
-		result FAIL $g/dom0-prepare-image
 	fi
 }
 
@@ -1370,10 +1354,10 @@ daemon_part() { # PART FUNCTION AFTER-WHAT
 }
 # One daemon serves the PV, PVH and HVM guests and the driver domain's
 # root disk in turn.
-# shellcheck source=tests/e2e/hvmboot.sh
-. "$E/hvmboot.sh"
+# shellcheck source=tests/e2e/hvm-boot-area.sh
+. "$E/hvm-boot-area.sh"
 if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
-	has_part hvmboot || has_part driverdomain || has_part migrate; then
+	has_part driverdomain || has_part migrate; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -1389,7 +1373,6 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
 		fi
 		daemon_part pvh guest_pvh pvh-guest
 		daemon_part hvm guest_hvm hvm-guest
-		daemon_part hvmboot guest_hvm_from_disk hvm-guest-from-disk
 		daemon_part driverdomain guest_driver_domain driver-domain
 		daemon_part migrate guest_migrate migration
 		leak_checks

@@ -225,11 +225,9 @@ make_work_disk() {
 	(cd "$work/ginit" && find . | cpio --quiet -o -H newc) >"$work/run.cpio"
 	cat "$cache/guest-base.cpio" "$work/run.cpio" >"$s/e2e/guest/initrd.cpio"
 	cp "$cache/vmlinux" "$s/e2e/guest/vmlinux"
-	# HVM guests boot the bzImage (QEMU's direct kernel boot).
-	cp "$cache/vmlinuz" "$s/e2e/guest/vmlinuz"
-	# Part hvmboot: the HVM guest's boot area (hvmboot-host.sh).
-	! has_part hvmboot || make_boot_area "$s"
-	install -m 755 "$here/hvmboot.sh" "$s/e2e/"
+	# The HVM guest boots from its disk (hvm-boot-area-host.sh).
+	! has_part hvm || make_boot_area "$s"
+	install -m 755 "$here/hvm-boot-area.sh" "$s/e2e/"
 	mkfs.ext4 -q -F -L e2e-work -d "$s" "$work/work.ext4" 4G
 }
 
@@ -346,7 +344,7 @@ main() {
 
 # shellcheck source=tests/e2e/xen420.sh
 . "$here/xen420.sh"
-# shellcheck source=tests/e2e/hvmboot-host.sh
-. "$here/hvmboot-host.sh"
+# shellcheck source=tests/e2e/hvm-boot-area-host.sh
+. "$here/hvm-boot-area-host.sh"
 main "$@"
 exit

@@ -1,19 +1,19 @@
 # shellcheck shell=bash disable=SC2034,SC2154 # run.sh's variables
-# Part hvmboot of the real-Xen test, host side, sourced by run.sh: the boot
-# area of the HVM guest that boots through its firmware from its disk
-# (hvmboot.sh runs it in dom0).  A FAT file system of 30 MiB with SYSLINUX
-# in its boot sector, the guest's bzImage and its initramfs (xz: the
+# The HVM guest's boot area (part hvm of the real-Xen test), host side,
+# sourced by run.sh.  The HVM guest boots as an operator's does, through
+# its firmware from the disk blkbackd serves (hvm-boot-area.sh, in dom0):
+# its image starts with a FAT file system of 30 MiB with SYSLINUX in its
+# boot sector, the guest's bzImage and its initramfs, xz-compressed (the
 # firmware reads every byte through QEMU's emulated IDE disk, so fewer is
-# faster), and a syslinux.cfg that dom0 rewrites with each try's kernel
-# command line.  dom0 puts it at the start of the guest's image, before
-# the patterns at 32 MiB.
+# faster: 10.6 MB instead of 17.7), and a syslinux.cfg whose kernel
+# command line dom0 writes for each try.  The patterns follow at 32 MiB.
 case " $parts " in
-*" hvmboot "*) HOST_TOOLS="$HOST_TOOLS syslinux:syslinux mcopy:mtools
+*" hvm "*) HOST_TOOLS="$HOST_TOOLS syslinux:syslinux mcopy:mtools
 mkfs.vfat:dosfstools" ;;
 esac
 
 make_boot_area() { # STAGE-DIR
-	local fat=$1/e2e/guest/hvmboot.fat
+	local fat=$1/e2e/guest/hvm-boot-area.fat
 	xz -T1 -6 --check=crc32 <"$1/e2e/guest/initrd.cpio" >"$work/initrd.xz"
 	rm -f "$fat"
 	mkfs.vfat -n E2EBOOT -C "$fat" $((30 * 1024)) >/dev/null
@@ -22,6 +22,6 @@ make_boot_area() { # STAGE-DIR
 		"  APPEND console=ttyS0" >"$work/syslinux.cfg"
 	mcopy -i "$fat" "$cache/vmlinuz" "$work/initrd.xz" "$work/syslinux.cfg" ::
 	syslinux --install "$fat"
-	say "hvmboot: boot area of $(du -k "$cache/vmlinuz" "$work/initrd.xz" |
+	say "hvm: boot area of $(du -k "$cache/vmlinuz" "$work/initrd.xz" |
 		awk '{ s += $1 } END { print s }') KiB (bzImage and xz initramfs)"
 }
