@@ -908,7 +908,8 @@ PATTERN_ARGS=$(pattern_args 1)
 # One try of the guest (of TYPE pvh or hvm) on IMAGE: create it, run CHECK
 # while it runs, wait for its workload and shut it down.  Its domain id
 # goes to $R/NAME.domid.  Returns TRIPLE_FAULT when the guest triple-faulted
-# (it is then gone), else 0; the checks of the guest's results follow.
+# (it is then gone), 1 when it did not boot, else 0: the checks of the
+# guest's results follow.
 # With the triple-fault injection the first try's kernel reboots by a
 # triple fault (reboot=t) once its I/O is done (e2e_triple_fault=1).
 pattern_guest_try() { # NAME TYPE IMAGE CHECK TRY
@@ -984,7 +985,8 @@ pattern_guest() { # NAME TYPE IMAGE [CHECK]
 		result FAIL "$g/no-second-triple-fault" "domain $domid triple-faulted in try $try too"
 		return
 	fi
-	[ -n "$domid" ] || return
+	# Not booted (its failure is among the lines above): nothing to judge.
+	[ $rc -eq 0 ] || return
 	echo "e2e: $g judged on try $try (domain $domid)"
 	guest_type_is "$g" "$(echo "$2" | tr '[:lower:]' '[:upper:]')"
 	collect_guest_results "$g"
