@@ -10,9 +10,10 @@
 #    hot-plugged and unplugged, a read-only disk, and its own disk grown
 #    while it runs), "e2e-blk" (a loop block device made here),
 #    both shut down cleanly; "e2e-destroy", destroyed while writing;
-#    "e2e-pvh", a PVH guest, and "e2e-hvm", an HVM guest whose emulated
-#    IDE disk (QEMU, in dom0) hands over to its PV disk, each with a
-#    pattern written by dom0 and one written by the guest.
+#    "e2e-pvh", a PVH guest, and "e2e-hvm", an HVM guest booted through
+#    its firmware from its emulated IDE disk (QEMU, in dom0), which hands
+#    over to its PV disk, each with a pattern written by dom0 and one
+#    written by the guest, and created once more if it triple-faults.
 # 3. dom0 checks: the images hold what the guests wrote and flushed, the
 #    daemon logged no error and, once the guests are gone, holds no grant
 #    mappings, event channels or image file descriptors.
