@@ -23,6 +23,8 @@
 #                     in MiB), write and verify another (e2e_write=M:L:SEED)
 #                     and print its checksum for dom0 to compare, on
 #                     each disk of e2e_devs=xvda,xvdb (default xvda)
+#   e2e_triple_fault=1  (pattern) triple-fault on purpose after the I/O
+#                     (a test knob: the kernel needs reboot=t as well)
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
 #   e2e_bench=1       (full) measure throughput and IOPS as well
@@ -225,6 +227,13 @@ pattern_role() {
 	for dev in ${devs:-xvda}; do
 		pattern_disk "$dev"
 	done
+	# A test knob (dom0-test.sh, BLKBACKD_E2E_INJECT=triple-fault): fail
+	# as this emulation now and then does, after the I/O; the kernel was
+	# booted with reboot=t, which reboots by a triple fault.
+	if [ "$(arg e2e_triple_fault)" = 1 ]; then
+		echo "E2E-TRIPLE-FAULT on purpose"
+		reboot -f
+	fi
 	echo 3 >/proc/sys/vm/drop_caches
 	# shellcheck disable=SC2046
 	set -- $(mib_region "$(arg e2e_write)")

@@ -17,6 +17,8 @@ E2E_FILES = \
 	tests/e2e/dom0-test.sh \
 	tests/e2e/dom0-test-xen420.sh \
 	tests/e2e/xen420.sh \
+	tests/e2e/hvm-boot-area-host.sh \
+	tests/e2e/hvm-boot-area.sh \
 	tests/e2e/concurrency.sh \
 	tests/e2e/stage-split.py \
 	tests/e2e/dd-test.sh \

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The real-Xen end-to-end test: blkbackd in a Debian dom0 under Xen 4.17,
-# booted in QEMU (TCG), serving real Linux xen-blkfront guests started by xl;
-# then (part xen420) a Debian 13 dom0 under Xen 4.20 where it serves
-# backendtype=tap disks beside xen-blkback (xen420.sh).
+# booted in QEMU (TCG), serving real Linux xen-blkfront guests (PV, PVH and
+# HVM) started by xl; then (part xen420) a Debian 13 dom0 under Xen 4.20
+# where it serves backendtype=tap disks beside xen-blkback (xen420.sh).
 # Run by `make check-xen`; see tests/e2e/README.md.
 #
 # Environment:
@@ -11,12 +11,17 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
-#   BLKBACKD_E2E_PARTS        "blkbackd driverdomain migrate nbd kernel
-#                             concurrency" (default), or some of
-#                             "blkbackd stages pvh hvm driverdomain
-#                             migrate nbd rbd kernel concurrency xen420"
-#                             (see README.md; xen420 is a boot of its own)
+#   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain migrate nbd
+#                             kernel concurrency xen420" (default), or
+#                             some of "blkbackd stages pvh hvm
+#                             driverdomain migrate nbd rbd kernel
+#                             concurrency xen420" (see README.md;
+#                             xen420 is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
+#   BLKBACKD_E2E_INJECT       test knobs, crashes on purpose that the test
+#                             must recover from: "triple-fault" (the first
+#                             try of the PVH and HVM guests), "dom0-crash"
+#                             (the first boot of the Debian 13 dom0)
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -26,7 +31,8 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd driverdomain migrate nbd kernel concurrency}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd kernel concurrency xen420}
+inject=${BLKBACKD_E2E_INJECT:-}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -210,6 +216,7 @@ make_work_disk() {
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
+	echo "$inject" >"$s/e2e/inject"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
@@ -217,8 +224,9 @@ make_work_disk() {
 	(cd "$work/ginit" && find . | cpio --quiet -o -H newc) >"$work/run.cpio"
 	cat "$cache/guest-base.cpio" "$work/run.cpio" >"$s/e2e/guest/initrd.cpio"
 	cp "$cache/vmlinux" "$s/e2e/guest/vmlinux"
-	# HVM guests boot the bzImage (QEMU's direct kernel boot).
-	cp "$cache/vmlinuz" "$s/e2e/guest/vmlinuz"
+	# The HVM guest boots from its disk (hvm-boot-area-host.sh).
+	! has_part hvm || make_boot_area "$s"
+	install -m 755 "$here/hvm-boot-area.sh" "$s/e2e/"
 	mkfs.ext4 -q -F -L e2e-work -d "$s" "$work/work.ext4" 4G
 }
 
@@ -340,5 +348,7 @@ main() {
 
 # shellcheck source=tests/e2e/xen420.sh
 . "$here/xen420.sh"
+# shellcheck source=tests/e2e/hvm-boot-area-host.sh
+. "$here/hvm-boot-area-host.sh"
 main "$@"
 exit

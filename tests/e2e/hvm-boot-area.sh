@@ -1,0 +1,86 @@
+# shellcheck shell=bash disable=SC2154 # dom0-test.sh's variables
+# The HVM guest of the real-Xen test (part hvm), sourced by dom0-test.sh.
+# It boots as an operator's does, through its firmware from the disk
+# blkbackd serves: its image starts with the boot area hvm-boot-area-host.sh
+# made (SYSLINUX, the bzImage, the xz initramfs), xl gets no kernel=, so
+# SeaBIOS reads the boot sector, and SYSLINUX the kernel and initramfs,
+# through QEMU's emulated IDE disk, which QEMU opened from
+# physical-device-path; then the guest's kernel unplugs that disk and its
+# blkfront takes over for the pattern checks (pattern_guest).  While it
+# boots, dom0 samples every 5 s how many bytes the device model has read:
+# the firmware's read rate under this emulation.
+BOOT_AREA_MNT=/mnt/hvm-boot-area
+
+# The try's kernel command line into the boot area's syslinux.cfg (the
+# image is not in use between tries).
+boot_area_args() { # IMAGE ARGS
+	mkdir -p "$BOOT_AREA_MNT"
+	modprobe vfat 2>/dev/null
+	mount -t vfat -o loop "$1" "$BOOT_AREA_MNT" || return 1
+	sed -i "s|^  APPEND .*|  APPEND $2|" "$BOOT_AREA_MNT/syslinux.cfg"
+	grep "APPEND" "$BOOT_AREA_MNT/syslinux.cfg" | sed 's/^ */e2e: hvm: syslinux.cfg: /'
+	umount "$BOOT_AREA_MNT"
+}
+
+# Every 5 s until OUT.stop exists: seconds, the bytes the guest's device
+# model has read (rchar) and the last line on the guest's serial console.
+sample_firmware_reads() { # GUEST OUT
+	local t=0 domid qpid rchar last
+	while [ ! -e "$2.stop" ]; do
+		if domid=$(domid_of "$1") && qpid=$(device_model_pid "$domid"); then
+			rchar=$(sed -n 's/^rchar: //p' "/proc/$qpid/io" 2>/dev/null)
+			last=$(tr -d '\r' <"$(console "$1")" 2>/dev/null |
+				grep -v '^ *$' | tail -n 1 | cut -c1-70)
+			echo "$t ${rchar:-?} $last"
+		fi
+		sleep 5
+		t=$((t + 5))
+	done >"$2"
+}
+
+# From the samples: how fast the firmware read, up to the sample where
+# SYSLINUX said the initramfs was loaded (or the last one).
+firmware_read_rate() { # SAMPLES
+	awk '$2 ~ /^[0-9]+$/ && !done { t = $1; b = $2; if (/initrd\.xz.*ok/) done = 1 }
+		END { if (t) printf "E2E-BENCH hvm: the device model read %d KiB in %d s (%.1f KiB/s)%s\n", b / 1024, t, b / 1024 / t, done ? ", SYSLINUX loaded" : ", not loaded" }' "$1"
+}
+
+# While the guest runs: the emulated disk's checks, and that it was booted
+# from the disk, not by QEMU's direct kernel boot, SYSLINUX loading its
+# files.
+hvm_disk_boot_checks() { # GUEST DOMID IMAGE
+	local g=$1 qpid
+	hvm_emulated_disk_checks "$@"
+	qpid=$(device_model_pid "$2") || return
+	if tr '\0' ' ' <"/proc/$qpid/cmdline" | grep -q -- ' -kernel '; then
+		result FAIL "$g/no-direct-kernel-boot" "QEMU $qpid was given -kernel"
+	else
+		result PASS "$g/no-direct-kernel-boot"
+	fi
+	if grep -q 'Loading initrd.xz' "$(console "$g")"; then
+		result PASS "$g/firmware-loaded-the-kernel-from-disk" \
+			"$(tr -d '\r' <"$(console "$g")" | grep -m 1 -o 'SYSLINUX [0-9.]*')"
+	else
+		result FAIL "$g/firmware-loaded-the-kernel-from-disk" \
+			"no 'Loading initrd.xz' from SYSLINUX on the console"
+	fi
+}
+
+guest_hvm() {
+	local g=e2e-hvm img=$IMG/hvm.img samples=$R/hvm-firmware-reads.txt sampler
+	hvm_with_hap $g || return
+	rm -f "$img" "$samples.stop"
+	if ! cp "$E/guest/hvm-boot-area.fat" "$img" || ! truncate -s 64M "$img" ||
+		! write_pattern_a "$img"; then
+		result FAIL $g/dom0-prepare-image
+		return
+	fi
+	sample_firmware_reads $g "$samples" &
+	sampler=$!
+	# Disk up 253 s after xl create here, against 110 s by direct boot.
+	BOOT_WAIT=600 pattern_guest $g hvm "$img" hvm_disk_boot_checks
+	touch "$samples.stop"
+	wait $sampler
+	sed 's/^/e2e: hvm: s, bytes read by QEMU, console: /' "$samples"
+	firmware_read_rate "$samples"
+}
