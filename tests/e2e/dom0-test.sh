@@ -1324,6 +1324,7 @@ guest_driver_domain() {
 # said, then checks that the receiving device took the image only after
 # the sending one released it, that the guest's passes went on verified
 # after the move and that the image holds the last pass it reported.
+# Not in the default parts (tests/e2e/README.md says why).
 
 # The guest's console, in the logs of both domains (xenconsoled names a
 # log after the domain's name when it appears: the receiving one is
