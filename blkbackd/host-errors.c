@@ -208,8 +208,12 @@ void host_errors_record(struct host_errors *he, uint64_t ring_cookie,
 
 	if (op < 0)
 		return;
-	now = now_ns();
 	pthread_mutex_lock(&he->lock);
+	/*
+	 * Read under the lock: workers record at once, and a time read
+	 * before another worker's line would lie before that line's stamp.
+	 */
+	now = now_ns();
 	de = find_disk(he, ring_cookie);
 	if (de) {
 		k = kind_of(de, (unsigned int)op, -err);
