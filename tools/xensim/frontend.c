@@ -57,6 +57,8 @@ struct fe_queue {
 	uint32_t ind_pfn; /* slot s, page k: ind_pfn + s * ipp + k */
 	grant_ref_t *ind_grefs; /* persistent grants of those pages */
 	grant_ref_t raw_grefs[RAW_IND_PAGES];
+	/* Responses found only after a wait ran out (frontend.h). */
+	uint64_t unannounced;
 };
 
 struct frontend {
@@ -1151,12 +1153,14 @@ int frontend_wait_on(struct frontend *fe, unsigned int q,
 {
 	struct fe_queue *fq = &fe->queue[q];
 	int64_t deadline = xenbus_now_ms() + timeout_ms;
+	bool ran_out = false;
 
 	for (;;) {
 		int ret = take_response(fe, fq, rsp);
 		int64_t left;
 
 		if (ret > 0) {
+			fq->unannounced += ran_out;
 			ret = retire_request(fq, rsp);
 			return ret < 0 ? ret : 1;
 		}
@@ -1168,9 +1172,20 @@ int frontend_wait_on(struct frontend *fe, unsigned int q,
 		if (left <= 0)
 			return -ETIMEDOUT;
 		ret = wait_event(fq, (int)left);
-		if (ret < 0 && ret != -ETIMEDOUT)
+		if (ret == -ETIMEDOUT)
+			ran_out = true;
+		else if (ret < 0)
 			return ret;
 	}
+}
+
+uint64_t frontend_unannounced(const struct frontend *fe)
+{
+	uint64_t n = 0;
+
+	for (unsigned int q = 0; q < FRONTEND_MAX_QUEUES; q++)
+		n += fe->queue[q].unannounced;
+	return n;
 }
 
 /* ---- queue 0 ---- */

@@ -189,6 +189,14 @@ int frontend_push_on(struct frontend *fe, unsigned int q);
  */
 int frontend_wait_on(struct frontend *fe, unsigned int q,
 		     struct frontend_response *rsp, int timeout_ms);
+/*
+ * Responses frontend_wait_on() found on the ring only after its wait ran
+ * out: the guest had asked for an event (rsp_event) and none came. A real
+ * blkfront would wait for ever on such an answer; this one looks at the
+ * ring once more, so a lost notification shows here, not as a hang. Call
+ * once the queues' threads are done.
+ */
+uint64_t frontend_unannounced(const struct frontend *fe);
 
 /* ---- queue 0, for single-queue callers ---- */
 

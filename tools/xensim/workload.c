@@ -697,6 +697,7 @@ int workload_run(struct frontend *fe, const struct workload_params *p,
 		if (p->preexisting)
 			memset(sh.written, 1, sh.nblocks);
 		ret = run_queues(&sh, runs, st, why, why_len);
+		st->unannounced = frontend_unannounced(fe);
 	}
 	st->seconds = (double)(xenbus_now_ms() - start) / 1000.0;
 	for (unsigned int q = 0; runs && q < sh.nq; q++) {

@@ -52,6 +52,7 @@ struct workload_stats {
 	uint32_t depth; /* per queue, capped by the ring size */
 	unsigned int queues; /* each driven by its own thread */
 	uint64_t indirect_ops; /* requests sent as BLKIF_OP_INDIRECT */
+	uint64_t unannounced; /* frontend_unannounced() at the end */
 };
 
 /*

@@ -403,6 +403,11 @@ static void print_result(const struct options *o,
 	       st->ops / s, o->wl.verify ? "verified OK" : "not verified",
 	       st->bs, st->depth, st->queues, st->queues == 1 ? "" : "s",
 	       st->indirect_ops, cpu);
+	if (st->unannounced)
+		printf("xensim-blkfront: dom %u %s: %" PRIu64
+		       " responses came without their event (a lost "
+		       "notification: a real blkfront would wait for ever)\n",
+		       o->domid, o->vdev, st->unannounced);
 	fflush(stdout);
 }
 
