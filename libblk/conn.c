@@ -164,9 +164,10 @@ static int bind_port(struct blk_engine *e, struct blk_conn *c,
 /*
  * An earlier daemon died between writing answers into the ring and
  * publishing them: publish them now (the slots hold them, or part of
- * them: write them all again), then resume after them.
+ * them: write them all again), then resume after them. The guest's event
+ * comes from conn_create().
  */
-static void finish_unfinished_push(struct blk_engine *e, struct blk_conn *c,
+static void finish_unfinished_push(struct blk_conn *c,
 				   const struct blk_conn_params *p)
 {
 	const struct blk_journal_rec *recs;
@@ -179,7 +180,6 @@ static void finish_unfinished_push(struct blk_engine *e, struct blk_conn *c,
 		blk_ring_put_response(&c->ring, recs[i].id, recs[i].operation,
 				      recs[i].status);
 	blk_ring_push_responses(&c->ring);
-	xenevtchn_notify(e->xce, c->port);
 	blk_journal_done(&c->journal);
 	blk_ring_attach(&c->ring, c->sring, p->abi,
 			(size_t)c->nr_ring_pages * BLKIF_PAGE_SIZE);
@@ -214,8 +214,18 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		ret = blk_journal_open(&c->journal, e->state_dir, c->domid,
 				       p->ring_refs[0], p->remote_port,
 				       c->nr_ios);
-	if (ret == 0)
-		finish_unfinished_push(e, c, p);
+	if (ret == 0) {
+		finish_unfinished_push(c, p);
+		/*
+		 * An earlier daemon may have died after publishing answers and
+		 * before the event the guest asked for (rsp_event): the guest
+		 * waits for it, and no later push sends one, since each sees
+		 * rsp_event already passed. Nothing records whether it went
+		 * out, so send it; to a frontend a spurious event is only a
+		 * look at its ring.
+		 */
+		xenevtchn_notify(e->xce, c->port);
+	}
 	if (ret == 0)
 		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget);
 	if (ret == 0 && c->persistent)

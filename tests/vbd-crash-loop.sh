@@ -68,5 +68,7 @@ grep -q "verified OK" "$WORK/front-1.out" || {
 	cat "$WORK/front-1.out" >&2
 	fail "the guest's data did not verify after $iterations crashes"
 }
+! grep "without their event" "$WORK/front-1.out" >&2 ||
+	fail "the guest missed an event in $iterations crashes"
 assert_daemon_alive
 exit 0
