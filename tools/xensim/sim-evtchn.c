@@ -226,18 +226,24 @@ int sim_port_bind_virq(const char *dir, struct sim_dom *self,
 	return alloc_port(dir, self, w, SIM_PORT_VIRQ, self->domid);
 }
 
-/* Mark @p pending; wake its owner if that is news and it is unmasked. */
-static void raise_port(struct sim_port *p, const struct sim_waker *via)
+/* Wake @p's owner, unless the port is masked or has none. */
+static void wake_owner(const struct sim_port *p, const struct sim_waker *via)
 {
-	if (atomic_exchange(&p->pending, 1))
-		return;
 	if (atomic_load(&p->masked) || atomic_load(&p->owner_pid) == 0)
 		return;
 	sim_wake(via->fd, via->host, atomic_load(&p->owner_pid),
 		 atomic_load(&p->owner_id));
 }
 
-static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p);
+/* Mark @p pending; wake its owner if that is news and it is unmasked. */
+static void raise_port(struct sim_port *p, const struct sim_waker *via)
+{
+	if (!atomic_exchange(&p->pending, 1))
+		wake_owner(p, via);
+}
+
+static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p,
+			       const struct sim_waker *w);
 
 int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
 			      const struct sim_waker *w, uint32_t remote,
@@ -258,7 +264,7 @@ int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
 	if (lock < 0)
 		return lock;
 	rp = &r->sh->ports[remote_port];
-	reap_orphaned_peer(c, rp);
+	reap_orphaned_peer(c, rp, w);
 	port = -EINVAL;
 	if (atomic_load(&rp->state) != SIM_PORT_UNBOUND ||
 	    atomic_load(&rp->remote_dom) != self->domid)
@@ -304,9 +310,15 @@ static void close_locked(struct sim_cache *c, struct sim_dom *self,
 
 /*
  * With the host lock held: if @p is connected to a port whose owner died
- * (a backend that crashed), close that port so @p can be bound again.
+ * (a backend that crashed), close that port so @p can be bound again, and
+ * wake @p's owner (through @w) if @p is pending. The dead owner may have
+ * set @p's pending bit and died before sending the wakeup: Xen's send is
+ * one hypercall, ours two steps. Left so, the bit would stay set with no
+ * wakeup on its way, and no later notification would send one
+ * (raise_port() wakes only when the bit was clear).
  */
-static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p)
+static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p,
+			       const struct sim_waker *w)
 {
 	uint32_t rport = atomic_load(&p->remote_port);
 	struct sim_dom *r;
@@ -315,8 +327,11 @@ static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p)
 	    rport >= SIM_NR_PORTS ||
 	    sim_cache_get(c, atomic_load(&p->remote_dom), &r))
 		return;
-	if (sim_port_orphaned(&r->sh->ports[rport]))
-		close_locked(c, r, rport);
+	if (!sim_port_orphaned(&r->sh->ports[rport]))
+		return;
+	close_locked(c, r, rport);
+	if (atomic_load(&p->pending))
+		wake_owner(p, w);
 }
 
 int sim_port_close(struct sim_cache *c, struct sim_dom *self,
