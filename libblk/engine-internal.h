@@ -89,6 +89,9 @@ struct blk_answer {
 struct blk_conn {
 	struct blk_engine *e;
 	struct blk_conn *next;
+	/* On the engine's list of rings its passes look at (engine.c). */
+	struct blk_conn *active_next;
+	bool on_active;
 	void *owner;
 
 	struct blk_ring ring;
@@ -113,8 +116,8 @@ struct blk_conn {
 	struct blk_io_list parked; /* waiting for pages or a barrier */
 
 	struct blk_bounce bounce;
-	bool bounce_used; /* a bounce page was taken since the last sleep */
-	uint64_t bounce_used_ns; /* the sleep after the last such pass */
+	bool bounce_used; /* a bounce page was taken since the last look */
+	uint64_t bounce_used_ns; /* the look after the last such pass */
 	bool persistent;
 	struct blk_pgrant_cache pgrants;
 
@@ -155,9 +158,19 @@ struct blk_engine {
 	uint64_t pass_ns; /* when this pass woke, if timing */
 	struct blk_poll poll;
 
-	struct blk_conn *conns;
+	struct blk_conn *conns; /* all of them */
 	unsigned int nr_conns;
-	struct blk_conn *serve_from; /* where the next pass starts */
+	/*
+	 * The connections a pass looks at: those kicked, polled, closing, or
+	 * with requests in flight, parked or answered. An idle ring is not
+	 * on it, so that a thousand idle guests cost the busy ones nothing.
+	 * The first goes to the end after each pass (see end_pass()).
+	 */
+	struct blk_conn *active, *active_tail;
+	/* Connections by their local event-channel port (set_port_owner()). */
+	struct blk_conn **by_port;
+	unsigned int nr_by_port;
+	uint64_t next_trim_ns; /* when idle pools are looked at next */
 	unsigned int io_in_flight; /* requests with SQEs in the kernel */
 	/*
 	 * Serve again without sleeping: a ring stopped on its pass budget, or

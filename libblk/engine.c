@@ -115,6 +115,7 @@ void blk_engine_destroy(struct blk_engine *e)
 	if (e->xgt)
 		xengnttab_close(e->xgt);
 	blk_copy_batch_free(&e->copies);
+	free(e->by_port);
 	free(e);
 }
 
@@ -163,6 +164,110 @@ static void arm_evtchn(struct blk_engine *e)
 	e->evtchn_armed = true;
 }
 
+/* ---- the rings a pass looks at ---- */
+
+static bool conn_needs_pass(const struct blk_conn *c)
+{
+	return c->kicked || c->event_off || c->must_push || c->closing ||
+	       c->in_flight || c->parked.nr;
+}
+
+/*
+ * Put @c at the end of the list of rings the passes look at. Called where
+ * a ring gets something to do from outside its own requests: an event, a
+ * connect, a close. Everything else that needs a pass (answers, parked
+ * requests, polling) happens to a ring that is on the list already.
+ */
+static void activate(struct blk_engine *e, struct blk_conn *c)
+{
+	if (c->on_active)
+		return;
+	c->on_active = true;
+	c->active_next = NULL;
+	if (e->active_tail)
+		e->active_tail->active_next = c;
+	else
+		e->active = c;
+	e->active_tail = c;
+}
+
+/* Take @c off the list; @prev is the one before it, NULL if it is first. */
+static void unlink_active(struct blk_engine *e, struct blk_conn *prev,
+			  struct blk_conn *c)
+{
+	if (prev)
+		prev->active_next = c->active_next;
+	else
+		e->active = c->active_next;
+	if (e->active_tail == c)
+		e->active_tail = prev;
+	c->active_next = NULL;
+	c->on_active = false;
+}
+
+static void deactivate(struct blk_engine *e, struct blk_conn *c)
+{
+	struct blk_conn *prev = NULL;
+
+	if (!c->on_active)
+		return;
+	for (struct blk_conn *a = e->active; a != c; a = a->active_next)
+		prev = a;
+	unlink_active(e, prev, c);
+}
+
+/*
+ * After a pass: rings with nothing left to do leave the list, and the first
+ * goes to the end, so that no ring is always first to the buffers and the
+ * submission queue.
+ */
+static void end_pass(struct blk_engine *e)
+{
+	struct blk_conn *prev = NULL, *c, *next;
+
+	for (c = e->active; c; c = next) {
+		next = c->active_next;
+		if (conn_needs_pass(c))
+			prev = c;
+		else
+			unlink_active(e, prev, c);
+	}
+	c = e->active;
+	if (c && c != e->active_tail) {
+		unlink_active(e, NULL, c);
+		activate(e, c);
+	}
+}
+
+/* Remember which connection owns @port (NULL: none now). */
+static int set_port_owner(struct blk_engine *e, evtchn_port_t port,
+			  struct blk_conn *c)
+{
+	if (port >= e->nr_by_port) {
+		unsigned int n = e->nr_by_port ? e->nr_by_port : 64;
+		struct blk_conn **grown;
+
+		if (!c)
+			return 0;
+		while (n <= port)
+			n *= 2;
+		grown = realloc(e->by_port, n * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + e->nr_by_port, 0,
+		       (n - e->nr_by_port) * sizeof(*grown));
+		e->by_port = grown;
+		e->nr_by_port = n;
+	}
+	e->by_port[port] = c;
+	return 0;
+}
+
+static struct blk_conn *conn_by_port(struct blk_engine *e, evtchn_port_t port)
+{
+	return port < e->nr_by_port ? e->by_port[port] : NULL;
+}
+
 /* ---- connections ---- */
 
 int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
@@ -173,12 +278,18 @@ int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 
 	if (ret < 0)
 		return ret;
+	ret = set_port_owner(e, c->port, c);
+	if (ret < 0) {
+		conn_destroy(c);
+		return ret;
+	}
 	c->throttle = p->throttle;
-	/* Serve whatever the guest queued before we got here. */
-	c->kicked = true;
 	c->next = e->conns;
 	e->conns = c;
 	e->nr_conns++;
+	/* Serve whatever the guest queued before we got here. */
+	c->kicked = true;
+	activate(e, c);
 	*out = c;
 	return 0;
 }
@@ -190,8 +301,9 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 
 	blk_engine_conn_stats(c, &final);
 
-	if (e->serve_from == c)
-		e->serve_from = c->next;
+	deactivate(e, c);
+	if (conn_by_port(e, c->port) == c)
+		set_port_owner(e, c->port, NULL);
 	for (struct blk_conn **pp = &e->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
@@ -242,6 +354,7 @@ void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 	c->closing = true;
 	c->stopping = mode == BLK_DISCONNECT_STOP;
 	c->kicked = false;
+	activate(e, c);
 	set_aside_parked(c);
 	if (c->must_push && io_publish(c))
 		xenevtchn_notify(e->xce, c->port);
@@ -312,8 +425,8 @@ static void push_responses(struct blk_engine *e)
 {
 	struct blk_conn *c, *next;
 
-	for (c = e->conns; c; c = next) {
-		next = c->next;
+	for (c = e->active; c; c = next) {
+		next = c->active_next;
 		if (c->must_push) {
 			c->must_push = false;
 			if (io_publish(c))
@@ -381,14 +494,6 @@ static void backend_event(uint64_t data, int res)
 
 /* ---- events ---- */
 
-static struct blk_conn *conn_by_port(struct blk_engine *e, evtchn_port_t port)
-{
-	for (struct blk_conn *c = e->conns; c; c = c->next)
-		if (c->port == port)
-			return c;
-	return NULL;
-}
-
 /*
  * Mark every notified ring. Unmasking before the ring is consumed is safe:
  * consumption comes later in this pass, and a notification after the
@@ -401,8 +506,10 @@ static void drain_evtchn(struct blk_engine *e)
 	while ((port = xenevtchn_pending(e->xce)) >= 0) {
 		struct blk_conn *c = conn_by_port(e, (evtchn_port_t)port);
 
-		if (c && !c->closing && !c->broken)
+		if (c && !c->closing && !c->broken) {
 			c->kicked = true;
+			activate(e, c);
+		}
 		xenevtchn_unmask(e->xce, (evtchn_port_t)port);
 	}
 }
@@ -589,19 +696,11 @@ static void serve_one(struct blk_engine *e, struct blk_conn *c)
 		consume_ring(e, c);
 }
 
-/*
- * Each pass starts one connection further down the list, so that no ring
- * is always first to the buffers and the submission queue.
- */
+/* The rings that may have work, in this pass's order (see end_pass()). */
 static void serve_rings(struct blk_engine *e)
 {
-	struct blk_conn *first = e->serve_from ? e->serve_from : e->conns;
-
-	for (struct blk_conn *c = first; c; c = c->next)
+	for (struct blk_conn *c = e->active; c; c = c->active_next)
 		serve_one(e, c);
-	for (struct blk_conn *c = e->conns; c != first; c = c->next)
-		serve_one(e, c);
-	e->serve_from = first ? first->next : NULL;
 	io_fetch_indirect_pages(e);
 	io_prepare_ready(e);
 	io_start_all(e);
@@ -614,7 +713,7 @@ static bool rings_posted(struct blk_engine *e)
 {
 	bool found = false;
 
-	for (struct blk_conn *c = e->conns; c; c = c->next)
+	for (struct blk_conn *c = e->active; c; c = c->active_next)
 		if (!c->closing && !c->broken && notice_polled(c))
 			found = true;
 	return found;
@@ -655,7 +754,7 @@ static bool arm_ring_events(struct blk_engine *e)
 {
 	bool more = false;
 
-	for (struct blk_conn *c = e->conns; c; c = c->next) {
+	for (struct blk_conn *c = e->active; c; c = c->active_next) {
 		if (!c->event_off)
 			continue;
 		c->event_off = false;
@@ -673,11 +772,16 @@ static bool arm_ring_events(struct blk_engine *e)
  * back: idle guests cost the host no buffer memory.
  */
 #define BOUNCE_IDLE_NS 1000000000ull
+/* Every connection's pool is looked at this often, not at every sleep. */
+#define TRIM_INTERVAL_NS (BOUNCE_IDLE_NS / 4)
 
 static void trim_idle_buffers(struct blk_engine *e, uint64_t now)
 {
+	if (now < e->next_trim_ns)
+		return;
+	e->next_trim_ns = now + TRIM_INTERVAL_NS;
 	for (struct blk_conn *c = e->conns; c; c = c->next) {
-		/* Stamped here, once per sleep, not per request. */
+		/* Stamped here, not per request. */
 		if (c->bounce_used) {
 			c->bounce_used = false;
 			c->bounce_used_ns = now;
@@ -765,6 +869,7 @@ int blk_engine_run(struct blk_engine *e)
 	serve_rings(e);
 	/* Answers to requests refused on sight. */
 	push_responses(e);
+	end_pass(e);
 	/* I/O that failed as it was submitted waits to be answered. */
 	if (e->done.head)
 		e->come_back = true;

@@ -408,9 +408,9 @@ static void test_deep_queue_shares_the_pass(struct blk_engine *e)
 	int deep_first, deep_last, one_first, unused;
 	unsigned int depth;
 
-	guest_start(e, &one, 11, 0);
-	/* Connected last: first in the engine's list, served first. */
+	/* Connected first: first on the engine's list, served first. */
 	guest_start(e, &deep, 12, 2);
+	guest_start(e, &one, 11, 0);
 	depth = ring_slots(&deep);
 	REQUIRE(depth > 64);
 	queue_reads(&deep, 0, depth);
