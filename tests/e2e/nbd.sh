@@ -115,27 +115,8 @@ nbd_server_restart() { # GUEST DOMID
 # xl migrate to this host, both ends reaching the same server: the
 # receiving device connects once the sending one has let the export go.
 nbd_migrate() { # GUEST OLD-DOMID
-	local g=$1 old=$2 new n out rc t0
-	n=$(migwork_passes "$g")
-	t0=$(uptime_s)
-	out=$(timeout 600 xl migrate -s '' "$g" "xl migrate-receive" 2>&1)
-	rc=$?
-	new=$(domid_of "$g")
-	echo "$out" | sed 's/^/e2e: xl migrate: /'
-	grep -E "vbd ($old|${new:-x})/$XVDA" "$DAEMON_LOG" | tail -n 8 | sed 's/^/  | /'
-	if [ $rc -eq 0 ] && [ -n "$new" ] && [ "$new" != "$old" ]; then
-		result PASS "$g/xl-migrate" "domain $old -> $new in $(($(uptime_s) - t0)) s"
-	else
-		result FAIL "$g/xl-migrate" "exit $rc, domain $old -> ${new:-none}: $(echo "$out" | grep -iE 'error|fail' | tail -n 4 | tr '\n' ' ')"
-	fi
-	handover_after_release "$g" "$old" "$new" "$(nbd_uri "$QSD_NAME")"
-	if wait_until 120 "[ \$(migwork_passes $g) -ge $((n + 2)) ]" &&
-		! migwork_console "$g" | grep -q '^E2E-MIGWORK pass [0-9]* FAIL'; then
-		result PASS "$g/io-after-migration" "$n passes before, $(migwork_passes "$g") now"
-	else
-		result FAIL "$g/io-after-migration" "$n passes before, $(migwork_passes "$g") now: $(migwork_console "$g" | grep E2E-MIGWORK | tail -n 2 | tr '\n' ' ')"
-	fi
-	[ -z "$new" ] || [ "$new" = "$old" ] || backend_gone "$old"
+	migrate_checks "$1" "$2" "$(nbd_uri "$QSD_NAME")"
+	[ -z "$MIG_NEW" ] || [ "$MIG_NEW" = "$2" ] || backend_gone "$2"
 }
 
 # After the guest and the server are gone: the image as qemu-img sees it.
@@ -166,9 +147,8 @@ guest_nbd() {
 		return
 	fi
 	uri=$(nbd_uri e2e-nbd)
-	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$uri" \
-		"e2e_role=migwork e2e_verify=32:8:21"
-	if ! start_guest $g; then
+	if ! migwork_guest $g "vdev=xvda,access=rw,script=blkbackd,target=$uri" \
+		"e2e_verify=32:8:21"; then
 		qsd_stop
 		return
 	fi

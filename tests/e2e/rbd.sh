@@ -11,8 +11,11 @@
 # PV guest has it as its disk by the disk line of docs/rbd.md
 #   vdev=xvda,access=rw,script=blkbackd,target=rbd:rbd/IMAGE:conf=PATH
 # reads the pattern and writes and reads back a pass's pattern without
-# end (guest role migwork); after `xl shutdown` dom0 finds the last pass
-# the guest reported, and its own pattern untouched, in `rbd export`.
+# end (guest role migwork); with part migrate the guest (PVH then) is
+# moved by `xl migrate` to this host and the exclusive lock must pass from
+# the sending device to the receiving one; after `xl shutdown` dom0 finds
+# the last pass the guest reported, and its own pattern untouched, in
+# `rbd export`.
 RBD_DIR=/tmp/e2e-ceph
 RBD_CLUSTER=/usr/libexec/blkbackd/ceph-cluster
 RBD_MIB=256
@@ -44,6 +47,27 @@ rbd_cluster_start() {
 		"dom0 $(free -m | awk '/^Mem/ { print $3 " MiB used, " $7 " available" }')"
 }
 
+# The clients holding the image's exclusive lock (client.ID, one a line).
+rbd_lockers() { rbd_cmd lock ls rbd/e2e 2>/dev/null | awk '/^client\./ { print $1 }'; }
+
+# xl migrate to this host (with part migrate), both ends opening the same
+# image: the receiving device takes the image's exclusive lock once the
+# sending one has released it, and then alone holds it (another librbd
+# client: each device connects on its own).
+rbd_migrate() { # GUEST OLD-DOMID TARGET
+	local before after
+	before=$(rbd_lockers)
+	migrate_checks "$1" "$2" "$3"
+	[ -z "$MIG_NEW" ] || [ "$MIG_NEW" = "$2" ] || backend_gone "$2"
+	after=$(rbd_lockers)
+	if [ "$(echo "$before" | grep -c .)" = 1 ] &&
+		[ "$(echo "$after" | grep -c .)" = 1 ] && [ "$before" != "$after" ]; then
+		result PASS "$1/exclusive-lock-moved" "held by $before before, $after after"
+	else
+		result FAIL "$1/exclusive-lock-moved" "before: '$(echo "$before" | tr '\n' ' ')', after: '$(echo "$after" | tr '\n' ' ')'"
+	fi
+}
+
 guest_rbd() {
 	local g=e2e-rbd img=$IMG/rbd.raw target domid v last t0
 	rbd_cluster_start || {
@@ -60,9 +84,8 @@ guest_rbd() {
 	echo "E2E-BENCH rbd: rbd import of 64 MiB took $(($(uptime_cs) - t0)) cs"
 	rm -f "$img"
 	target="rbd:rbd/e2e:conf=$RBD_DIR/ceph.conf"
-	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$target" \
-		"e2e_role=migwork e2e_verify=32:8:21"
-	if start_guest $g; then
+	if migwork_guest $g "vdev=xvda,access=rw,script=blkbackd,target=$target" \
+		"e2e_verify=32:8:21"; then
 		domid=$(domid_of $g)
 		t0=$(uptime_cs)
 		if wait_console $g "E2E-MIGWORK pass 2 ok" 600; then
@@ -72,11 +95,13 @@ guest_rbd() {
 			PASS*) result PASS $g/dom0-pattern-read "${v#PASS }" ;;
 			*) result FAIL $g/dom0-pattern-read "'$v'" ;;
 			esac
+			! has_part migrate || rbd_migrate $g "$domid" "$target"
 		else
 			result FAIL $g/workload-running
 		fi
+		v=$(domid_of $g)
 		shutdown_guest $g
-		backend_gone "$domid"
+		backend_gone "${v:-$domid}"
 		if rbd_cmd export rbd/e2e "$img" >/dev/null 2>&1; then
 			last=$(($(migwork_passes $g) - 1))
 			check $g/dom0-last-pass-in-image "$CHECK" verify "$img" \

@@ -243,10 +243,10 @@ boot() {
 	case " $parts " in
 	*" driverdomain "*) dd_root=(-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on") ;;
 	esac
-	# Debian 12's Ceph daemons (part rbd) need SSE4.1: on qemu64 ceph-mon
-	# dies at start (SIGSEGV; SIGILL with +sse4.2 alone).
-	local cpu=qemu64,+svm,+npt
-	! has_part rbd || cpu=$cpu,+sse4.1
+	# +sse4.1: Debian 12's Ceph daemons (part rbd) need it: on qemu64
+	# ceph-mon dies at start (SIGSEGV; SIGILL with +sse4.2 alone). Every
+	# boot gets it, so that every part runs on the CPU it was measured on.
+	local cpu=qemu64,+svm,+npt,+sse4.1
 	say "booting Xen in QEMU (TCG, -cpu $cpu, timeout ${timeout_s}s)"
 	set +e
 	timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg \
