@@ -25,6 +25,8 @@ blkfront 1 --fill --partial --bs 45056 --depth 16 --ops 300 --verify \
 	--seed 7 --flush-every 8 >/dev/null
 grep -q "vbd 1/51712: image $(target one)," "$WORK/blkbackd.log" ||
 	fail "the daemon did not log the RBD image it opened"
+grep -q "vbd 1/51712: the filesystem of" "$WORK/blkbackd.log" &&
+	fail "the daemon took the RBD image for a file that refuses O_DIRECT"
 detach 1
 rbd_cmd export rbd/one "$WORK/one.raw" >/dev/null 2>&1 || fail "rbd export failed"
 write_pattern "$WORK/expected-7" "$sectors" 7
