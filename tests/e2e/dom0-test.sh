@@ -1337,7 +1337,7 @@ guest_driver_domain() {
 start_migwork() { # NAME DISK-SPEC EXTRA
 	local try rc domid
 	hvm_with_hap "$1" || return
-	hvm_like_config "$1" pvh "$2" "e2e_role=migwork $3"
+	hvm_like_config "$1" pvh "$2" "e2e_role=migwork ${3:-}"
 	for try in 1 2; do
 		boot_guest "$1"
 		rc=$?
@@ -1361,7 +1361,7 @@ migwork_guest() { # NAME DISK-SPEC EXTRA
 		start_migwork "$@"
 		return
 	fi
-	guest_config "$1" "$2" "e2e_role=migwork $3"
+	guest_config "$1" "$2" "e2e_role=migwork ${3:-}"
 	start_guest "$1"
 }
 
