@@ -1473,6 +1473,34 @@ guest_kernel_path() {
 
 bench_of() { tr -d '\r' <"$(console "$1")" | grep '^BENCH ' | tail -n 1; }
 
+# The guest NAME running the benchmark over the first SIZE of DISK (guest
+# role bench), the store's arms of nbd.sh and rbd.sh.
+bench_guest() { # NAME DISK SIZE
+	local domid
+	guest_config "$1" "$2" "e2e_role=bench e2e_bench_size=$3"
+	start_guest "$1" || return
+	domid=$(domid_of "$1")
+	finish_guest "$1"
+	collect_guest_results "$1"
+	backend_gone "$domid"
+}
+
+# A store's kernel arm (KERNEL-GUEST, its disk reached through WHAT) beside
+# its blkbackd arm (BLKBACKD-GUEST): the figures and their ratio,
+# information only.
+bench_compare() { # STORE BLKBACKD-GUEST KERNEL-GUEST WHAT
+	local b k
+	b=$(bench_of "$2")
+	k=$(bench_of "$3")
+	echo "E2E-BENCH $1 kernel ($4): ${k#BENCH }"
+	if [ -z "$b" ] || [ -z "$k" ]; then
+		result FAIL "$1-bench-comparison" "missing figures"
+		return
+	fi
+	bench_ratio "E2E-BENCH $1 ratio blkbackd/kernel:" "$b" "$k"
+	result PASS "$1-bench-comparison"
+}
+
 compare_bench() {
 	local b k
 	b=$(bench_of e2e-file)
@@ -1564,6 +1592,7 @@ case " $PARTS " in
 *" kernel "*) guest_kernel_path ;;
 esac
 ! has_part kernel || ! has_part nbd || nbd_kernel_comparison
+! has_part kernel || ! has_part rbd || rbd_kernel_comparison
 case " $PARTS " in
 *" blkbackd "*) case " $PARTS " in *" kernel "*) compare_bench ;; esac ;;
 esac

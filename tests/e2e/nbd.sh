@@ -189,22 +189,11 @@ nbd_bench_export() { # NAME
 	return 1
 }
 
-# The guest NAME running the benchmark on DISK.
-nbd_bench_run() { # NAME DISK
-	local domid
-	guest_config "$1" "$2" "e2e_role=bench e2e_bench_size=$NBD_BENCH_SIZE"
-	start_guest "$1" || return
-	domid=$(domid_of "$1")
-	finish_guest "$1"
-	collect_guest_results "$1"
-	backend_gone "$domid"
-}
-
 # The blkbackd arm, while guest_nbd's daemon serves.
 nbd_bench_blkbackd() {
 	local g=e2e-nbdb
 	nbd_bench_export $g || return
-	nbd_bench_run $g "vdev=xvda,access=rw,script=blkbackd,target=$(nbd_uri $g)"
+	bench_guest $g "vdev=xvda,access=rw,script=blkbackd,target=$(nbd_uri $g)" $NBD_BENCH_SIZE
 	qsd_stop
 	echo "E2E-BENCH nbd blkbackd (libnbd, qcow2 export): $(bench_of $g | sed 's/^BENCH //')"
 }
@@ -212,7 +201,7 @@ nbd_bench_blkbackd() {
 # The kernel arm (xen-blkback loaded by guest_kernel_path): the export
 # on /dev/nbd0 through nbd-client, given to the guest as phy:.
 nbd_kernel_comparison() {
-	local g=e2e-nbdk dev=/dev/nbd0 b k out t0
+	local g=e2e-nbdk dev=/dev/nbd0 out t0
 	t0=$(uptime_s)
 	if ! modprobe nbd; then
 		result FAIL $g/modprobe-nbd
@@ -220,20 +209,12 @@ nbd_kernel_comparison() {
 	fi
 	nbd_bench_export $g || return
 	if out=$(nbd-client -u -N $g "$(nbd_sock $g)" $dev 2>&1); then
-		nbd_bench_run $g "phy:$dev,xvda,w"
+		bench_guest $g "phy:$dev,xvda,w" $NBD_BENCH_SIZE
 		nbd-client -d $dev >/dev/null 2>&1
 	else
 		result FAIL $g/nbd-client "$(echo "$out" | tail -n 2 | tr '\n' ' ')"
 	fi
 	qsd_stop
 	echo "E2E-BENCH nbd-kernel: the kernel arm took $(($(uptime_s) - t0)) s"
-	b=$(bench_of e2e-nbdb)
-	k=$(bench_of $g)
-	echo "E2E-BENCH nbd kernel (nbd-client + xen-blkback): ${k#BENCH }"
-	if [ -z "$b" ] || [ -z "$k" ]; then
-		result FAIL nbd-bench-comparison "missing figures"
-		return
-	fi
-	bench_ratio "E2E-BENCH nbd ratio blkbackd/kernel:" "$b" "$k"
-	result PASS nbd-bench-comparison
+	bench_compare nbd e2e-nbdb $g "nbd-client + xen-blkback"
 }

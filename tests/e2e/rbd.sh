@@ -1,8 +1,7 @@
 # shellcheck shell=bash
 # Ceph RBD under real Xen (issue 12, part rbd; docs/rbd.md), sourced by
-# dom0-test.sh, which runs guest_rbd while its blkbackd serves guests.
-# Opt-in: the dom0 then carries Ceph (run.sh adds its packages), and the
-# cluster costs minutes under TCG (tests/e2e/README.md).
+# dom0-test.sh, which runs guest_rbd while its blkbackd serves guests
+# and rbd_kernel_comparison after the kernel path's part.
 #
 # tools/ceph/ceph-cluster (as installed, in /usr/libexec/blkbackd) starts
 # a one-monitor, one-OSD cluster on dom0's loopback, its objects in
@@ -15,10 +14,16 @@
 # moved by `xl migrate` to this host and the exclusive lock must pass from
 # the sending device to the receiving one; after `xl shutdown` dom0 finds
 # the last pass the guest reported, and its own pattern untouched, in
-# `rbd export`.
+# `rbd export`. Then a guest on a fresh image runs `e2e-check bench`
+# (E2E-BENCH rbd blkbackd).
+#
+# rbd_kernel_comparison (with part kernel, after it): the same benchmark
+# on an image the kernel's rbd module maps (`rbd map`), a phy: disk of
+# xen-blkback; E2E-BENCH lines with the ratio, information only.
 RBD_DIR=/tmp/e2e-ceph
 RBD_CLUSTER=/usr/libexec/blkbackd/ceph-cluster
 RBD_MIB=256
+RBD_BENCH_SIZE=64M
 
 rbd_cmd() { timeout 120 rbd -c "$RBD_DIR/ceph.conf" "$@"; }
 
@@ -71,14 +76,14 @@ rbd_migrate() { # GUEST OLD-DOMID TARGET
 guest_rbd() {
 	local g=e2e-rbd img=$IMG/rbd.raw target domid v last t0
 	rbd_cluster_start || {
-		"$RBD_CLUSTER" stop "$RBD_DIR" 2>/dev/null
+		rbd_cluster_stop 2>/dev/null
 		return
 	}
 	t0=$(uptime_cs)
 	truncate -s 64M "$img" && write_pattern_a "$img" &&
 		rbd_cmd import "$img" rbd/e2e >/dev/null 2>&1 || {
 		result FAIL $g/dom0-rbd-import
-		"$RBD_CLUSTER" stop "$RBD_DIR"
+		rbd_cluster_stop
 		return
 	}
 	echo "E2E-BENCH rbd: rbd import of 64 MiB took $(($(uptime_cs) - t0)) cs"
@@ -112,5 +117,55 @@ guest_rbd() {
 		fi
 		rm -f "$img"
 	fi
-	"$RBD_CLUSTER" stop "$RBD_DIR"
+	rbd_bench_blkbackd
+	# With part kernel the cluster serves rbd_kernel_comparison too.
+	has_part kernel || rbd_cluster_stop
+}
+
+rbd_cluster_stop() { "$RBD_CLUSTER" stop "$RBD_DIR"; }
+rbd_cluster_up() { "$RBD_CLUSTER" pid "$RBD_DIR" osd.0 >/dev/null 2>&1; }
+
+# A fresh image NAME for the benchmark, twice its span, as nbd.sh's
+# exports.
+rbd_bench_image() { # NAME
+	local out
+	out=$(rbd_cmd create --size $((2 * ${RBD_BENCH_SIZE%M}))M "rbd/$1" 2>&1) && return
+	result FAIL "$1/rbd-create" "$(echo "$out" | tail -n 2 | tr '\n' ' ')"
+	return 1
+}
+
+# The blkbackd arm (librbd), while guest_rbd's daemon serves.
+rbd_bench_blkbackd() {
+	local g=e2e-rbdb
+	rbd_bench_image $g || return
+	bench_guest $g "vdev=xvda,access=rw,script=blkbackd,target=rbd:rbd/$g:conf=$RBD_DIR/ceph.conf" \
+		$RBD_BENCH_SIZE
+	echo "E2E-BENCH rbd blkbackd (librbd): $(bench_of $g | sed 's/^BENCH //')"
+}
+
+# The kernel arm (xen-blkback loaded by guest_kernel_path): a fresh image
+# mapped by the kernel's rbd module (`rbd map`; the monitor speaks only
+# msgr2, hence ms_mode), given to the guest as phy:.
+rbd_kernel_comparison() {
+	local g=e2e-rbdk dev t0
+	rbd_cluster_up || return 0
+	t0=$(uptime_s)
+	if ! modprobe rbd; then
+		result FAIL $g/modprobe-rbd
+		rbd_cluster_stop
+		return
+	fi
+	if rbd_bench_image $g; then
+		if dev=$(rbd_cmd map -o ms_mode=crc rbd/$g 2>&1); then
+			echo "e2e: rbd map rbd/$g: $dev"
+			bench_guest $g "phy:$dev,xvda,w" $RBD_BENCH_SIZE
+			rbd_cmd unmap "$dev" || result FAIL $g/rbd-unmap
+		else
+			result FAIL $g/rbd-map "$(echo "$dev" | tail -n 2 | tr '\n' ' ')"
+			dmesg | grep -iE 'rbd|libceph' | tail -n 8 | sed 's/^/e2e: dmesg: /'
+		fi
+	fi
+	rbd_cluster_stop
+	echo "E2E-BENCH rbd-kernel: the kernel arm took $(($(uptime_s) - t0)) s"
+	bench_compare rbd e2e-rbdb $g "rbd map + xen-blkback"
 }
