@@ -3,7 +3,8 @@
 # dom0-test.sh, which runs guest_rbd while its blkbackd serves guests
 # and rbd_kernel_comparison after the kernel path's part.
 #
-# tools/ceph/ceph-cluster (as installed, in /usr/libexec/blkbackd) starts
+# tools/ceph/ceph-cluster (put on the work disk by run.sh: the package
+# that installs it, blkbackd-sim, is not for Xen hosts) starts
 # a one-monitor, one-OSD cluster on dom0's loopback, its objects in
 # memory; how long that takes and how much memory its daemons hold are
 # printed (E2E-BENCH rbd). dom0 imports an image holding its pattern A; a
@@ -21,7 +22,7 @@
 # on an image the kernel's rbd module maps (`rbd map`), a phy: disk of
 # xen-blkback; E2E-BENCH lines with the ratio, information only.
 RBD_DIR=/tmp/e2e-ceph
-RBD_CLUSTER=/usr/libexec/blkbackd/ceph-cluster
+RBD_CLUSTER=$E/ceph-cluster
 RBD_MIB=256
 RBD_BENCH_SIZE=64M
 

@@ -213,6 +213,9 @@ make_work_disk() {
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
 		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-test.sh" \
 		"$here/nbd.sh" "$here/rbd.sh" "$s/e2e/"
+	# Part rbd's cluster: the script is in the simulator's package,
+	# which never reaches a Xen host.
+	install -m 755 "$top_srcdir/tools/ceph/ceph-cluster.in" "$s/e2e/ceph-cluster"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
