@@ -136,6 +136,11 @@ nbd_image_checks() { # GUEST
 
 NBD_IMG=$IMG/nbd.qcow2
 guest_nbd() {
+	triple_fault_tries e2e-nbd nbd_guest_try
+	nbd_bench_blkbackd
+}
+
+nbd_guest_try() {
 	local g=e2e-nbd uri domid v
 	if ! nbd_make_qcow2 "$NBD_IMG" 64M; then
 		result FAIL $g/dom0-make-qcow2
@@ -175,7 +180,6 @@ guest_nbd() {
 	backend_gone "${v:-$domid}"
 	qsd_stop
 	nbd_image_checks $g
-	nbd_bench_blkbackd
 }
 
 # A fresh qcow2 export NAME for the benchmark.
