@@ -11,8 +11,8 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
-#   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain nbd kernel
-#                             concurrency xen420" (default), or
+#   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain migrate nbd
+#                             kernel concurrency xen420" (default), or
 #                             some of "blkbackd stages pvh hvm
 #                             driverdomain migrate nbd rbd kernel
 #                             concurrency xen420" (see README.md;
@@ -31,7 +31,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain nbd kernel concurrency xen420}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd kernel concurrency xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
 t_start=$(date +%s)
 
