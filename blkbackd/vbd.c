@@ -623,8 +623,9 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 		blk_image_set_nbd_reconnect(
 			&v->image, v->d->opts.nbd_reconnect_timeout * 1000,
 			vbd_nbd_said, v);
+		/* An NBD export or an RBD image has no file (fd < 0). */
 		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct &&
-		    !v->image.nbd_uri)
+		    v->image.fd >= 0)
 			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
 				   "serving it through the page cache "
 				   "(flushes still reach the disk)",

@@ -114,7 +114,7 @@ INTEGRATION_TESTS = \
 	tests/daemon-watchdog.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/lib-ceph.sh \
-	tests/lib-nbd.sh
+	tests/lib-migrate.sh tests/lib-nbd.sh
 
 # cachestat(2) probe for tests/vbd-flush.sh.
 check_PROGRAMS += tests/it-cachestat

@@ -5,10 +5,13 @@
 # refused writable, the exclusive lock keeping a second writer out, the
 # OSD stopped under a guest's I/O: the requests wait and complete,
 # verified, once it runs again; and requests of 4096 segments, more than
-# librbd takes in one call, written and read back.
+# librbd takes in one call, written and read back; and a migration's two
+# ends in one host, the receiving device taking the image (and its
+# exclusive lock) only once the sending one has let it go.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 . "$top_srcdir/tests/lib-ceph.sh"
+. "$top_srcdir/tests/lib-migrate.sh"
 ceph_start
 # A ring's bounce buffers must hold one request of 4096 segments (16 MiB).
 start_daemon --max-indirect-segments 4096 --ring-buffer-mib 16
@@ -25,6 +28,8 @@ blkfront 1 --fill --partial --bs 45056 --depth 16 --ops 300 --verify \
 	--seed 7 --flush-every 8 >/dev/null
 grep -q "vbd 1/51712: image $(target one)," "$WORK/blkbackd.log" ||
 	fail "the daemon did not log the RBD image it opened"
+grep -q "vbd 1/51712: the filesystem of" "$WORK/blkbackd.log" &&
+	fail "the daemon took the RBD image for a file that refuses O_DIRECT"
 detach 1
 rbd_cmd export rbd/one "$WORK/one.raw" >/dev/null 2>&1 || fail "rbd export failed"
 write_pattern "$WORK/expected-7" "$sectors" 7
@@ -90,5 +95,11 @@ grep -q "4096 segments per request" "$WORK/front-7.out" ||
 	fail "the guest did not use 4096 segments: $(head -1 "$WORK/front-7.out")"
 grep -q "verified OK" "$WORK/front-7.out" || fail "no verified result"
 detach 7
+
+note "a migration's two ends: the exclusive lock passes from one to the other"
+write_pattern "$WORK/p5" $((8 * 2048)) 5
+rbd_cmd import "$WORK/p5" rbd/mig >/dev/null 2>&1 || fail "rbd import failed"
+sender_and_receiver 8 9 "$(target mig)"
+handover 8 9
 assert_daemon_alive
 exit 0

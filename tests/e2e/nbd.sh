@@ -115,27 +115,8 @@ nbd_server_restart() { # GUEST DOMID
 # xl migrate to this host, both ends reaching the same server: the
 # receiving device connects once the sending one has let the export go.
 nbd_migrate() { # GUEST OLD-DOMID
-	local g=$1 old=$2 new n out rc t0
-	n=$(migwork_passes "$g")
-	t0=$(uptime_s)
-	out=$(timeout 600 xl migrate -s '' "$g" "xl migrate-receive" 2>&1)
-	rc=$?
-	new=$(domid_of "$g")
-	echo "$out" | sed 's/^/e2e: xl migrate: /'
-	grep -E "vbd ($old|${new:-x})/$XVDA" "$DAEMON_LOG" | tail -n 8 | sed 's/^/  | /'
-	if [ $rc -eq 0 ] && [ -n "$new" ] && [ "$new" != "$old" ]; then
-		result PASS "$g/xl-migrate" "domain $old -> $new in $(($(uptime_s) - t0)) s"
-	else
-		result FAIL "$g/xl-migrate" "exit $rc, domain $old -> ${new:-none}: $(echo "$out" | grep -iE 'error|fail' | tail -n 4 | tr '\n' ' ')"
-	fi
-	handover_after_release "$g" "$old" "$new" "$(nbd_uri "$QSD_NAME")"
-	if wait_until 120 "[ \$(migwork_passes $g) -ge $((n + 2)) ]" &&
-		! migwork_console "$g" | grep -q '^E2E-MIGWORK pass [0-9]* FAIL'; then
-		result PASS "$g/io-after-migration" "$n passes before, $(migwork_passes "$g") now"
-	else
-		result FAIL "$g/io-after-migration" "$n passes before, $(migwork_passes "$g") now: $(migwork_console "$g" | grep E2E-MIGWORK | tail -n 2 | tr '\n' ' ')"
-	fi
-	[ -z "$new" ] || [ "$new" = "$old" ] || backend_gone "$old"
+	migrate_checks "$1" "$2" "$(nbd_uri "$QSD_NAME")"
+	[ -z "$MIG_NEW" ] || [ "$MIG_NEW" = "$2" ] || backend_gone "$2"
 }
 
 # After the guest and the server are gone: the image as qemu-img sees it.
@@ -155,6 +136,11 @@ nbd_image_checks() { # GUEST
 
 NBD_IMG=$IMG/nbd.qcow2
 guest_nbd() {
+	triple_fault_tries e2e-nbd nbd_guest_try
+	nbd_bench_blkbackd
+}
+
+nbd_guest_try() {
 	local g=e2e-nbd uri domid v
 	if ! nbd_make_qcow2 "$NBD_IMG" 64M; then
 		result FAIL $g/dom0-make-qcow2
@@ -166,9 +152,8 @@ guest_nbd() {
 		return
 	fi
 	uri=$(nbd_uri e2e-nbd)
-	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$uri" \
-		"e2e_role=migwork e2e_verify=32:8:21"
-	if ! start_guest $g; then
+	if ! migwork_guest $g "vdev=xvda,access=rw,script=blkbackd,target=$uri" \
+		"e2e_verify=32:8:21"; then
 		qsd_stop
 		return
 	fi
@@ -195,7 +180,6 @@ guest_nbd() {
 	backend_gone "${v:-$domid}"
 	qsd_stop
 	nbd_image_checks $g
-	nbd_bench_blkbackd
 }
 
 # A fresh qcow2 export NAME for the benchmark.
@@ -209,22 +193,11 @@ nbd_bench_export() { # NAME
 	return 1
 }
 
-# The guest NAME running the benchmark on DISK.
-nbd_bench_run() { # NAME DISK
-	local domid
-	guest_config "$1" "$2" "e2e_role=bench e2e_bench_size=$NBD_BENCH_SIZE"
-	start_guest "$1" || return
-	domid=$(domid_of "$1")
-	finish_guest "$1"
-	collect_guest_results "$1"
-	backend_gone "$domid"
-}
-
 # The blkbackd arm, while guest_nbd's daemon serves.
 nbd_bench_blkbackd() {
 	local g=e2e-nbdb
 	nbd_bench_export $g || return
-	nbd_bench_run $g "vdev=xvda,access=rw,script=blkbackd,target=$(nbd_uri $g)"
+	bench_guest $g "vdev=xvda,access=rw,script=blkbackd,target=$(nbd_uri $g)" $NBD_BENCH_SIZE
 	qsd_stop
 	echo "E2E-BENCH nbd blkbackd (libnbd, qcow2 export): $(bench_of $g | sed 's/^BENCH //')"
 }
@@ -232,7 +205,7 @@ nbd_bench_blkbackd() {
 # The kernel arm (xen-blkback loaded by guest_kernel_path): the export
 # on /dev/nbd0 through nbd-client, given to the guest as phy:.
 nbd_kernel_comparison() {
-	local g=e2e-nbdk dev=/dev/nbd0 b k out t0
+	local g=e2e-nbdk dev=/dev/nbd0 out t0
 	t0=$(uptime_s)
 	if ! modprobe nbd; then
 		result FAIL $g/modprobe-nbd
@@ -240,20 +213,12 @@ nbd_kernel_comparison() {
 	fi
 	nbd_bench_export $g || return
 	if out=$(nbd-client -u -N $g "$(nbd_sock $g)" $dev 2>&1); then
-		nbd_bench_run $g "phy:$dev,xvda,w"
+		bench_guest $g "phy:$dev,xvda,w" $NBD_BENCH_SIZE
 		nbd-client -d $dev >/dev/null 2>&1
 	else
 		result FAIL $g/nbd-client "$(echo "$out" | tail -n 2 | tr '\n' ' ')"
 	fi
 	qsd_stop
 	echo "E2E-BENCH nbd-kernel: the kernel arm took $(($(uptime_s) - t0)) s"
-	b=$(bench_of e2e-nbdb)
-	k=$(bench_of $g)
-	echo "E2E-BENCH nbd kernel (nbd-client + xen-blkback): ${k#BENCH }"
-	if [ -z "$b" ] || [ -z "$k" ]; then
-		result FAIL nbd-bench-comparison "missing figures"
-		return
-	fi
-	bench_ratio "E2E-BENCH nbd ratio blkbackd/kernel:" "$b" "$k"
-	result PASS nbd-bench-comparison
+	bench_compare nbd e2e-nbdb $g "nbd-client + xen-blkback"
 }

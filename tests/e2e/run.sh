@@ -11,8 +11,8 @@
 #   BLKBACKD_E2E_CACHE        cache of dom0 roots [/var/cache/blkbackd-e2e]
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
-#   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain nbd kernel
-#                             concurrency xen420" (default), or
+#   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain migrate nbd
+#                             kernel concurrency xen420" (default), or
 #                             some of "blkbackd stages pvh hvm
 #                             driverdomain migrate nbd rbd kernel
 #                             concurrency xen420" (see README.md;
@@ -31,7 +31,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain nbd kernel concurrency xen420}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd kernel concurrency xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
 t_start=$(date +%s)
 
@@ -213,6 +213,9 @@ make_work_disk() {
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
 		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-test.sh" \
 		"$here/nbd.sh" "$here/rbd.sh" "$s/e2e/"
+	# Part rbd's cluster: the script is in the simulator's package,
+	# which never reaches a Xen host.
+	install -m 755 "$top_srcdir/tools/ceph/ceph-cluster.in" "$s/e2e/ceph-cluster"
 	# Stop waiting in dom0 early enough to power off with the logs.
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
@@ -243,10 +246,10 @@ boot() {
 	case " $parts " in
 	*" driverdomain "*) dd_root=(-drive "file=$cache/dom0.ext4,if=virtio,format=raw,cache=unsafe,snapshot=on") ;;
 	esac
-	# Debian 12's Ceph daemons (part rbd) need SSE4.1: on qemu64 ceph-mon
-	# dies at start (SIGSEGV; SIGILL with +sse4.2 alone).
-	local cpu=qemu64,+svm,+npt
-	! has_part rbd || cpu=$cpu,+sse4.1
+	# +sse4.1: Debian 12's Ceph daemons (part rbd) need it: on qemu64
+	# ceph-mon dies at start (SIGSEGV; SIGILL with +sse4.2 alone). Every
+	# boot gets it, so that every part runs on the CPU it was measured on.
+	local cpu=qemu64,+svm,+npt,+sse4.1
 	say "booting Xen in QEMU (TCG, -cpu $cpu, timeout ${timeout_s}s)"
 	set +e
 	timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg \
