@@ -190,6 +190,18 @@ static void run_pass(struct blk_engine *e)
 
 /* ---- guests ---- */
 
+/* Did the engine send this guest an event since the last look? */
+static bool took_event(struct guest *g)
+{
+	int port = xensim_evtchn_pending(g->dom);
+
+	if (port < 0)
+		return false;
+	REQUIRE_EQ(port, g->port);
+	REQUIRE_EQ(xensim_evtchn_unmask(g->dom, (uint32_t)port), 0);
+	return true;
+}
+
 /* Domain @domid with a ring of 2^@order pages, connected to @e. */
 static void guest_start(struct blk_engine *e, struct guest *g, uint32_t domid,
 			unsigned int order)
@@ -229,6 +241,8 @@ static void guest_start(struct blk_engine *e, struct guest *g, uint32_t domid,
 	};
 	memcpy(p.ring_refs, g->ring_refs, sizeof(p.ring_refs));
 	REQUIRE_EQ(blk_engine_connect(e, &p, &g->conn), 0);
+	/* A connection starts with one event to its guest (conn.c). */
+	CHECK(took_event(g));
 }
 
 static unsigned int ring_slots(const struct guest *g)
@@ -276,18 +290,6 @@ static void queue_reads(struct guest *g, uint64_t first, unsigned int n)
 	for (unsigned int i = 0; i < n; i++)
 		queue_read(g, first + i, 1);
 	push_and_notify(g);
-}
-
-/* Did the engine send this guest an event since the last look? */
-static bool took_event(struct guest *g)
-{
-	int port = xensim_evtchn_pending(g->dom);
-
-	if (port < 0)
-		return false;
-	REQUIRE_EQ(port, g->port);
-	REQUIRE_EQ(xensim_evtchn_unmask(g->dom, (uint32_t)port), 0);
-	return true;
 }
 
 /* The guest's view of how many responses the backend has published. */
