@@ -404,10 +404,10 @@ static void print_result(const struct options *o,
 	       st->bs, st->depth, st->queues, st->queues == 1 ? "" : "s",
 	       st->indirect_ops, cpu);
 	if (st->unannounced)
-		printf("xensim-blkfront: dom %u %s: %" PRIu64
-		       " responses came without their event (a lost "
-		       "notification: a real blkfront would wait for ever)\n",
-		       o->domid, o->vdev, st->unannounced);
+		printf("xensim-blkfront: dom %u %s: %" PRIu64 " %s\n", o->domid,
+		       o->vdev, st->unannounced,
+		       "responses came without their event (a lost "
+		       "notification: a real blkfront would wait for ever)");
 	fflush(stdout);
 }
 
