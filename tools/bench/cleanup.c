@@ -7,6 +7,7 @@
 #include "tools/bench/cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,25 @@ static bool reap_within(pid_t pid, long ms)
 	return false;
 }
 
+/* Async-signal-safe: cleanup_run() uses it from the signal handler. */
+static bool stop_child(pid_t pid, int sig, long grace_ms)
+{
+	kill(pid, sig);
+	if (reap_within(pid, grace_ms))
+		return true;
+	kill(pid, SIGKILL);
+	reap_within(pid, 1000);
+	return false;
+}
+
+bool cleanup_stop_child(pid_t pid, int sig, long grace_ms)
+{
+	bool in_time = stop_child(pid, sig, grace_ms);
+
+	cleanup_forget_pid(pid);
+	return in_time;
+}
+
 static void stop_processes(bool daemons)
 {
 	for (int i = 0; i < MAX_PIDS; i++) {
@@ -203,11 +223,7 @@ static void stop_processes(bool daemons)
 
 		if (!pid || list.is_daemon[i] != daemons)
 			continue;
-		kill(pid, daemons ? SIGTERM : SIGKILL);
-		if (!reap_within(pid, 3000)) {
-			kill(pid, SIGKILL);
-			reap_within(pid, 1000);
-		}
+		stop_child(pid, daemons ? SIGTERM : SIGKILL, 3000);
 		list.pids[i] = 0;
 	}
 }
@@ -232,7 +248,13 @@ static void run_stopper(enum cleanup_stopper which)
 
 	if (!dir[0])
 		return;
-	pid = fork();
+	/*
+	 * vfork, not fork: this may run in the signal handler, and glibc's
+	 * fork takes malloc's locks, which the interrupted code may hold (a
+	 * run interrupted inside malloc would hang here for ever). The child
+	 * only execs or exits.
+	 */
+	pid = vfork();
 	if (pid == 0) {
 		execve(script, argv, environ);
 		_exit(127);
@@ -307,6 +329,31 @@ pid_t cleanup_fork(void)
 		cleanup_add_pid(pid, false);
 	cleanup_unblock_signals();
 	return pid;
+}
+
+int cleanup_run_helper(char *const argv[], const char *log)
+{
+	pid_t pid = cleanup_fork();
+	int status;
+
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			      0644);
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -errno;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	cleanup_forget_pid(pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 void cleanup_in_child(void)

@@ -49,6 +49,23 @@ void cleanup_in_child(void);
  */
 pid_t cleanup_fork(void);
 
+/*
+ * Stop the child @pid: @sig, then SIGKILL if it has not exited @grace_ms
+ * later; reaped and forgotten either way. False if it had to be killed.
+ * Every wait for a helper to exit goes through this, so that a helper
+ * that hangs cannot hang the benchmark.
+ */
+bool cleanup_stop_child(pid_t pid, int sig, long grace_ms);
+
+/*
+ * Run the helper @argv (found in PATH) to completion, forked with
+ * cleanup_fork() so that an interrupted run kills it before it runs the
+ * stoppers (a `start` still running could otherwise launch what `stop`
+ * has already looked for), with its output appended to @log. Its exit
+ * status, 128 if a signal ended it, or -errno if it could not run.
+ */
+int cleanup_run_helper(char *const argv[], const char *log);
+
 /* Undo everything registered. Idempotent. */
 void cleanup_run(void);
 /* The signal that interrupted the run, or 0. */

@@ -208,10 +208,7 @@ static void reap_server(struct idle_set *set)
 {
 	if (set->server <= 0)
 		return;
-	kill(set->server, SIGKILL);
-	while (waitpid(set->server, NULL, 0) < 0 && errno == EINTR)
-		;
-	cleanup_forget_pid(set->server);
+	cleanup_stop_child(set->server, SIGKILL, 5000);
 	set->server = 0;
 }
 

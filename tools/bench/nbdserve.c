@@ -18,6 +18,7 @@
 #define NBDKIT "nbdkit"
 #define START_WAIT_MS 10000
 #define POLL_MS 20
+#define STOP_GRACE_MS 10000
 
 int nbdserve_available(char *why, size_t why_len)
 {
@@ -111,9 +112,11 @@ void nbdserve_stop(struct nbd_server *srv)
 {
 	if (!srv->pid)
 		return;
-	kill(srv->pid, SIGTERM);
-	waitpid(srv->pid, NULL, 0);
-	cleanup_forget_pid(srv->pid);
+	if (!cleanup_stop_child(srv->pid, SIGTERM, STOP_GRACE_MS))
+		fprintf(stderr,
+			"blkback-bench: nbdkit serving %s did not exit "
+			"on SIGTERM; killed it\n",
+			srv->sock);
 	srv->pid = 0;
 	unlink(srv->sock);
 }

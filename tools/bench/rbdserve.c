@@ -16,35 +16,8 @@
 /* The OSD keeps every object in memory: the images, and room to spare. */
 #define MEMSTORE_MIN_MIB 512u
 #define MEMSTORE_SLACK_MIB 256u
-
-/*
- * Run @argv with its output appended to st->log; its exit status, or
- * -errno when it could not run.
- */
-static int run(struct rbd_store *st, char *const argv[])
-{
-	pid_t pid = cleanup_fork();
-	int status;
-
-	if (pid == 0) {
-		int fd = open(st->log,
-			      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0)
-		return -errno;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	cleanup_forget_pid(pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
+/* A generous bound on one image's import, which has none of its own. */
+#define IMPORT_TIMEOUT_S "300"
 
 /* The last line of the commands' log: why the last one failed. */
 static void last_words(const struct rbd_store *st, const char *what, char *why,
@@ -74,7 +47,7 @@ static int start_cluster(struct rbd_store *st, const struct bench_images *im,
 		mib = MEMSTORE_MIN_MIB;
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)mib);
 	cleanup_set_stopper(CLEANUP_CEPH, st->script, st->dir);
-	ret = run(st, argv);
+	ret = cleanup_run_helper(argv, st->log);
 	if (ret == 0)
 		return 0;
 	last_words(st, "the Ceph cluster did not start", why, why_len);
@@ -88,15 +61,19 @@ static int import_image(struct rbd_store *st, const struct bench_images *im,
 			unsigned int i, char *why, size_t why_len)
 {
 	char conf[PATH_MAX + 16], name[32];
+	/*
+	 * Under timeout(1): the rbd tool waits for ever for an OSD that does
+	 * not answer (its operations have no time limit by default).
+	 */
 	char *argv[] = {
-		"rbd",		 "-c",	       conf, "import",
-		"--no-progress", im->paths[i], name, NULL,
+		"timeout", IMPORT_TIMEOUT_S, "rbd",	   "-c", conf,
+		"import",  "--no-progress",  im->paths[i], name, NULL,
 	};
 	int ret;
 
 	snprintf(conf, sizeof(conf), "%s/ceph.conf", st->dir);
 	snprintf(name, sizeof(name), "rbd/bench-%u", i);
-	ret = run(st, argv);
+	ret = cleanup_run_helper(argv, st->log);
 	if (ret != 0) {
 		last_words(st, "rbd import failed", why, why_len);
 		return -EIO;
@@ -141,7 +118,7 @@ void rbdserve_stop(struct rbd_store *st)
 	char *argv[] = { st->script, "stop", st->dir, NULL };
 
 	if (st->dir[0]) {
-		run(st, argv);
+		cleanup_run_helper(argv, st->log);
 		cleanup_forget_stopper(CLEANUP_CEPH);
 		st->dir[0] = 0;
 	}

@@ -21,33 +21,8 @@
 
 #define MAX_DAEMON_ARGS 32
 #define READY_TIMEOUT_MS 30000
-
-/* Run @argv to completion with stdout/stderr to @log; its exit status. */
-static int run_tool(char *const argv[], const char *log)
-{
-	pid_t pid;
-	int st;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-
-		cleanup_in_child();
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
+/* The daemon detaches every disk and, under ASan, checks for leaks. */
+#define STOP_GRACE_MS 30000
 
 /* Copy the tail of @path into @buf as one line. */
 static void log_tail(const char *path, char *buf, size_t len)
@@ -238,7 +213,7 @@ int xenhost_start(struct xenhost *h, const char *script, const char *blkbackd,
 	argv[1] = "start";
 	argv[2] = h->dir;
 	argv[3] = NULL;
-	ret = run_tool(argv, start_log);
+	ret = cleanup_run_helper(argv, start_log);
 	if (ret != 0) {
 		char tail[300];
 
@@ -386,16 +361,17 @@ void xenhost_stop(struct xenhost *h)
 		xs_close(h->xs);
 	h->xs = NULL;
 	if (h->daemon > 0) {
-		kill(h->daemon, SIGTERM);
-		while (waitpid(h->daemon, NULL, 0) < 0 && errno == EINTR)
-			;
-		cleanup_forget_pid(h->daemon);
+		if (!cleanup_stop_child(h->daemon, SIGTERM, STOP_GRACE_MS))
+			fprintf(stderr,
+				"blkback-bench: the daemon did not exit "
+				"%d s after SIGTERM; killed it\n",
+				STOP_GRACE_MS / 1000);
 		h->daemon = 0;
 	}
 	if (h->dir[0]) {
 		char *argv[] = { h->script, "stop", h->dir, NULL };
 
-		run_tool(argv, "/dev/null");
+		cleanup_run_helper(argv, "/dev/null");
 		cleanup_forget_stopper(CLEANUP_HOST);
 	}
 }
