@@ -27,7 +27,9 @@
 #                     (a test knob: the kernel needs reboot=t as well)
 #   e2e_hotplug=xvdb  (full) wait for a hot-plugged disk, check it, wait
 #                     for it to be unplugged
-#   e2e_bench=1       (full) measure throughput and IOPS as well
+#   e2e_bench=1       (full) measure throughput and IOPS as well, and
+#                     reads of the 64 MiB at 320M that dom0 filled and
+#                     dropped from its cache
 #   e2e_ro=xvdc       (full) a read-only disk dom0 filled with pattern seed 6
 #   e2e_resize=1      (full) ask dom0 to grow the disk by 16 MiB while it
 #                     runs, wait for the new size, use the new tail
@@ -468,6 +470,9 @@ fi
 
 if [ -n "$BENCH" ]; then
 	e2e-check bench $D 256M 64M 8 || result FAIL bench "bench failed"
+	# What dom0 wrote at 320M and then dropped from its cache
+	# (dom0-test.sh, fill_cold_region): reads neither path has cached.
+	e2e-check coldbench $D 320M 64M 5 || result FAIL coldbench "coldbench failed"
 fi
 
 # Last: a pattern written and flushed (fsync on the disk sends
