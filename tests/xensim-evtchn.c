@@ -3,8 +3,9 @@
  * xensim event channels: a guest (xensim.h) and a backend (the fake
  * libxenevtchn) bind, notify both ways, and the backend's fd polls
  * readable exactly while a port is pending; no event is lost between
- * pending() and unmask(); closing either end is seen by the other; the
- * leak counter drops to zero.
+ * pending() and unmask(); owners that never read their wakeups cost no
+ * one else theirs; closing either end is seen by the other; the leak
+ * counter drops to zero.
  */
 #include "config.h"
 
@@ -234,6 +235,48 @@ static void test_crashed_backend(xenevtchn_handle *h, struct xensim_domain *g)
 	REQUIRE_EQ(xensim_evtchn_close(g, gport), 0);
 }
 
+/*
+ * Owners that never read their wakeups (idle guests) must not cost anyone
+ * else theirs. Each silent handle's queue takes SILENT_PORTS wakeups; all
+ * of them together hold more than the sending socket's buffer (some 280
+ * datagrams by default), yet the next owner still hears from the backend.
+ */
+#define SILENT_OWNERS 60u
+#define SILENT_PORTS 10u /* a socket's default queue length */
+
+static void test_silent_owners(xenevtchn_handle *h, struct xensim_domain *g)
+{
+	struct xensim_domain *silent[SILENT_OWNERS];
+	int port[SILENT_OWNERS][SILENT_PORTS];
+	int gport = xensim_evtchn_alloc_unbound(g, 0);
+	int last = bind_and_settle(h, GUEST, gport);
+
+	for (unsigned int i = 0; i < SILENT_OWNERS; i++) {
+		REQUIRE_EQ(xensim_domain_open(dir, GUEST, &silent[i]), 0);
+		for (unsigned int j = 0; j < SILENT_PORTS; j++) {
+			int sport = xensim_evtchn_alloc_unbound(silent[i], 0);
+
+			REQUIRE(sport > 0);
+			port[i][j] = bind_and_settle(h, GUEST, sport);
+			REQUIRE_EQ(xenevtchn_notify(h, port[i][j]), 0);
+		}
+	}
+	REQUIRE(!readable(xensim_evtchn_fd(g), 0));
+	REQUIRE_EQ(xenevtchn_notify(h, last), 0);
+	REQUIRE(readable(xensim_evtchn_fd(g), 1000));
+	REQUIRE_EQ(xensim_evtchn_pending(g), gport);
+	REQUIRE_EQ(xensim_evtchn_unmask(g, gport), 0);
+
+	for (unsigned int i = 0; i < SILENT_OWNERS; i++) {
+		for (unsigned int j = 0; j < SILENT_PORTS; j++)
+			REQUIRE_EQ(xenevtchn_unbind(h, port[i][j]), 0);
+		xensim_domain_close(silent[i]);
+	}
+	REQUIRE_EQ(xenevtchn_unbind(h, last), 0);
+	REQUIRE_EQ(xensim_evtchn_close(g, gport), 0);
+	REQUIRE_EQ(bound_ports(GUEST), 0);
+}
+
 static void test_domain_death(xenevtchn_handle *h, struct xensim_domain *g)
 {
 	struct xensim_domain_stats st;
@@ -280,6 +323,7 @@ int main(void)
 	test_close_releases(g);
 	test_cross_process(h);
 	test_crashed_backend(h, g);
+	test_silent_owners(h, g);
 	test_domain_death(h, g);
 
 	REQUIRE_EQ(xenevtchn_close(h), 0);

@@ -63,21 +63,38 @@ static socklen_t abstract_addr(struct sockaddr_un *sa, const char *name)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
 }
 
+/*
+ * Send the wakeup datagram to @name through @via_fd, or a socket of its
+ * own when @via_fd is -1.
+ *
+ * A datagram stays charged to the socket that sent it until its receiver
+ * reads it. Owners that never read (a thousand idle guests, each holding
+ * the one wakeup of the event its backend sent at connect) fill the
+ * sender's buffer, and then every later wakeup from that socket, to
+ * anyone, fails with EAGAIN and is lost: the active guests would wait out
+ * their timeouts for each answer. In Xen an event to one domain never
+ * depends on another, so a wakeup the handle's own socket cannot send goes
+ * through a socket of its own. (A receiver whose queue is full also gives
+ * EAGAIN; it has wakeups to read already, and the second try fails the
+ * same way, harmlessly. A vanished owner needs nothing either.)
+ */
 static void send_wake(int via_fd, const char *name)
 {
 	struct sockaddr_un sa;
 	socklen_t len = abstract_addr(&sa, name);
 	int fd = via_fd;
+	ssize_t sent;
 
 	if (fd < 0)
 		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
-	/* A full queue or a vanished owner are both fine: nothing to do. */
-	(void)sendto(fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL,
-		     (struct sockaddr *)&sa, len);
+	sent = sendto(fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL,
+		      (struct sockaddr *)&sa, len);
 	if (via_fd < 0)
 		close(fd);
+	else if (sent < 0 && errno == EAGAIN)
+		send_wake(-1, name);
 }
 
 static void waker_name(char *buf, size_t len, const char *host, uint32_t pid,
