@@ -1537,28 +1537,25 @@ bench_compare() { # STORE BLKBACKD-GUEST KERNEL-GUEST WHAT
 	result PASS "$1-bench-comparison"
 }
 
+# blkbackd's figures B beside the kernel path's K (BENCH or COLDBENCH
+# lines) and their ratio, each E2E-BENCH line ending its label in SUFFIX;
+# the check NAME fails when either is missing.
+compare_figures() { # NAME SUFFIX B K
+	echo "E2E-BENCH blkbackd (file, O_DIRECT in guest)$2: ${3#* }"
+	echo "E2E-BENCH kernel (loop + xen-blkback)$2:       ${4#* }"
+	if [ -z "$3" ] || [ -z "$4" ]; then
+		result FAIL "$1" "missing figures"
+		return
+	fi
+	bench_ratio "E2E-BENCH ratio blkbackd/kernel$2:" "$3" "$4"
+	result PASS "$1"
+}
+
 compare_bench() {
-	local b k
-	b=$(bench_of e2e-file)
-	k=$(bench_of e2e-kernel)
-	echo "E2E-BENCH blkbackd (file, O_DIRECT in guest): ${b#BENCH }"
-	echo "E2E-BENCH kernel (loop + xen-blkback):       ${k#BENCH }"
-	if [ -z "$b" ] || [ -z "$k" ]; then
-		result FAIL bench-comparison "missing figures"
-		return
-	fi
-	bench_ratio "E2E-BENCH ratio blkbackd/kernel:" "$b" "$k"
-	result PASS bench-comparison
-	b=$(coldbench_of e2e-file)
-	k=$(coldbench_of e2e-kernel)
-	echo "E2E-BENCH blkbackd, cold reads: ${b#COLDBENCH }"
-	echo "E2E-BENCH kernel, cold reads:   ${k#COLDBENCH }"
-	if [ -z "$b" ] || [ -z "$k" ]; then
-		result FAIL coldbench-comparison "missing figures"
-		return
-	fi
-	bench_ratio "E2E-BENCH ratio blkbackd/kernel, cold reads:" "$b" "$k"
-	result PASS coldbench-comparison
+	compare_figures bench-comparison "" \
+		"$(bench_of e2e-file)" "$(bench_of e2e-kernel)"
+	compare_figures coldbench-comparison ", cold reads" \
+		"$(coldbench_of e2e-file)" "$(coldbench_of e2e-kernel)"
 }
 
 # LABEL and each figure of two BENCH lines as the first over the second.
