@@ -2,11 +2,9 @@
 #include "tools/bench/rbdserve.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tools/bench/cleanup.h"
