@@ -12,7 +12,7 @@
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
 #   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain migrate nbd
-#                             kernel concurrency xen420" (default), or
+#                             rbd kernel concurrency xen420" (default), or
 #                             some of "blkbackd stages pvh hvm
 #                             driverdomain migrate nbd rbd kernel
 #                             concurrency xen420" (see README.md;
@@ -31,7 +31,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd kernel concurrency xen420}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd kernel concurrency xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
 t_start=$(date +%s)
 
@@ -51,7 +51,7 @@ DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
 libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen
 systemd libnbd0 qemu-system-common qemu-utils nbd-client"
-# Ceph for part rbd (opt-in): librbd1, which the daemon opens only for an
+# Ceph for part rbd: librbd1, which the daemon opens only for an
 # RBD disk, and a one-node cluster's daemons and tools.
 DOM0_PACKAGES_CEPH="librbd1 ceph-mon ceph-osd ceph-common"
 # Those of the Debian 13 dom0 (part xen420); no HVM guest there, so no
