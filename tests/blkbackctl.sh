@@ -19,7 +19,10 @@ $CTL list >"$WORK/list0.txt" || fail "blkbackctl list failed"
 grep -q "waiting.*$WORK/d1.img" "$WORK/list0.txt" ||
 	fail "list: the waiting device is not shown: $(cat "$WORK/list0.txt")"
 assert_daemon_alive
-"$BLKFRONT" --domid 1 --seconds 8 --depth 8 --verify --queues 2 \
+# The guest must outlive every check of its connected device below: with
+# 8 s, a loaded CI host once reached the last one after the guest had
+# closed its rings, and the table had no stage times left to show.
+"$BLKFRONT" --domid 1 --seconds 15 --depth 8 --verify --queues 2 \
 	>"$WORK/front-1.out" 2>&1 &
 front=$!
 BG_PIDS="$BG_PIDS $front"
