@@ -1131,21 +1131,35 @@ static bool more_responses(struct frontend *fe, struct fe_queue *fq)
 	return more;
 }
 
+/* Acknowledge every event the queue's domain has pending. */
+static void ack_events(struct fe_queue *fq)
+{
+	int port;
+
+	while ((port = xensim_evtchn_pending(fq->dom)) >= 0)
+		xensim_evtchn_unmask(fq->dom, (uint32_t)port);
+}
+
 /* Wait for the queue's event channel and acknowledge it. */
 static int wait_event(struct fe_queue *fq, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = xensim_evtchn_fd(fq->dom),
 			      .events = POLLIN };
-	int ret, port;
+	int ret;
 
 	ret = poll(&pfd, 1, timeout_ms);
 	if (ret < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (ret == 0)
 		return -ETIMEDOUT;
-	while ((port = xensim_evtchn_pending(fq->dom)) >= 0)
-		xensim_evtchn_unmask(fq->dom, (uint32_t)port);
+	ack_events(fq);
 	return 0;
+}
+
+void frontend_take_events(struct frontend *fe)
+{
+	for (unsigned int q = 0; q < fe->nr_queues_open; q++)
+		ack_events(&fe->queue[q]);
 }
 
 int frontend_wait_on(struct frontend *fe, unsigned int q,

@@ -197,6 +197,14 @@ int frontend_wait_on(struct frontend *fe, unsigned int q,
  * once the queues' threads are done.
  */
 uint64_t frontend_unannounced(const struct frontend *fe);
+/*
+ * Acknowledge the events the queues have pending without waiting, as
+ * blkfront's interrupt handler does whether or not it finds a response.
+ * For a guest that does no I/O: the backend's event at connect would
+ * otherwise stay unread, and in xensim an unread wakeup stays charged to
+ * its sender's socket (sim-evtchn.c).
+ */
+void frontend_take_events(struct frontend *fe);
 
 /* ---- queue 0, for single-queue callers ---- */
 

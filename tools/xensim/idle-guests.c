@@ -112,9 +112,13 @@ static int connect_one(struct idle_guests *ig, unsigned int i)
 
 	int ret = frontend_connect(&fc, &ig->fe[i]);
 
-	if (!ret && ig->cfg.connected)
+	if (ret)
+		return ret;
+	/* The backend's event at connect came before its Connected state. */
+	frontend_take_events(ig->fe[i]);
+	if (ig->cfg.connected)
 		ig->cfg.connected(ig->cfg.arg);
-	return ret;
+	return 0;
 }
 
 static int close_one(struct idle_guests *ig, unsigned int i)
