@@ -61,6 +61,8 @@ ls -d "$WORK"/blkback-bench.* >/dev/null 2>&1 &&
 grep -q 'target blkbackd / raw aggregate at N=3' "$WORK/table.out" ||
 	fail "the table has no targets line"
 grep -Eq '(PASS|MISS)$' "$WORK/table.out" || fail "no PASS/MISS in the table"
+grep -q '^Host hand-off' "$WORK/table.out" ||
+	fail "the table does not show the host's hand-off cost"
 
 python3 - "$WORK" "$JOBS" "$MAIN_ARMS" "$GUESTS" "$SIZE" <<'PY' || fail "outputs"
 import csv, json, math, sys, xml.etree.ElementTree as ET
@@ -79,6 +81,15 @@ check(doc["tool"] == "blkback-bench" and doc["format"] == 2, "header")
 check(doc["config"]["guests"] == guests, "config.guests")
 check(doc["config"]["arms"] == arms and doc["config"]["jobs"] == jobs,
       "config arms/jobs")
+# The host's hand-off cost, measured before the jobs: a round trip on one
+# CPU always, across two where the test may use two.
+h = doc["host_handoff"]
+check(h["same_cpu_round_trip_us"] is not None and
+      0 < h["same_cpu_round_trip_us"] < 1e5, f"host_handoff {h}")
+check((h["cross_cpu_round_trip_us"] is not None) == (len(h["cpus"]) == 2),
+      f"host_handoff cpus {h}")
+check(h["cross_cpu_round_trip_us"] is None or
+      h["cross_cpu_round_trip_us"] > 0, f"host_handoff {h}")
 res = doc["results"]
 check(len(res) == len(jobs) * len(arms) * len(guests), "result count")
 seen = set()

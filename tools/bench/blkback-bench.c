@@ -816,6 +816,8 @@ int main(int argc, char **argv)
 	if (b.cfg->nr_idle)
 		idle_raise_nofile(b.cfg->idle[b.cfg->nr_idle - 1]);
 	check_arms(&b);
+	if (b.cfg->nr_jobs)
+		handoff_measure(&b.results.handoff);
 	attach_idle_guests(&b);
 	run_everything(&b);
 	if (b.host_up) {

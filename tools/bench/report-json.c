@@ -243,6 +243,24 @@ static json_object *idle_array(const struct bench_results *r)
 	return arr;
 }
 
+static json_object *handoff_object(const struct handoff_figures *h)
+{
+	json_object *o = json_object_new_object();
+	json_object *cpus = json_object_new_array();
+
+	add(o, "same_cpu_round_trip_us",
+	    h->same_measured ? number_or_null(h->same_cpu_us) : NULL);
+	add(o, "cross_cpu_round_trip_us",
+	    h->cross_measured ? number_or_null(h->cross_cpu_us) : NULL);
+	if (h->cpu_a >= 0)
+		json_object_array_add(cpus, json_object_new_int(h->cpu_a));
+	if (h->cpu_b >= 0)
+		json_object_array_add(cpus, json_object_new_int(h->cpu_b));
+	add(o, "cpus", cpus);
+	add(o, "note", h->note[0] ? json_object_new_string(h->note) : NULL);
+	return o;
+}
+
 int report_json(const char *path, const struct bench_results *r)
 {
 	json_object *doc = json_object_new_object();
@@ -258,6 +276,8 @@ int report_json(const char *path, const struct bench_results *r)
 	add(doc, "results", cells);
 	add(doc, "targets", targets_array(r));
 	add(doc, "idle_guests", idle_array(r));
+	if (r->cfg->nr_jobs)
+		add(doc, "host_handoff", handoff_object(&r->handoff));
 	if (!strcmp(path, "-")) {
 		ret = fputs(json_object_to_json_string_ext(
 				    doc, JSON_C_TO_STRING_PRETTY),

@@ -177,6 +177,29 @@ static void table_idle(FILE *f, const struct bench_results *r)
 		cfg->nr_idle ? cfg->idle[cfg->nr_idle - 1] : 0);
 }
 
+/*
+ * The floor under the latency blkbackd adds in the simulator: each of its
+ * requests makes two hand-offs between threads that raw's do not.
+ */
+static void table_handoff(FILE *f, const struct handoff_figures *h)
+{
+	fprintf(f, "Host hand-off, a wake-up's round trip between two threads "
+		   "(median of 2000):\n ");
+	if (h->same_measured)
+		fprintf(f, " %.1f us on CPU %d", h->same_cpu_us, h->cpu_a);
+	if (h->cross_measured)
+		fprintf(f, "%s %.1f us between CPUs %d and %d",
+			h->same_measured ? "," : "", h->cross_cpu_us, h->cpu_a,
+			h->cpu_b);
+	if (h->note[0])
+		fprintf(f, " (%s)", h->note);
+	fprintf(f, ";\n  a blkbackd request makes two hand-offs (its event, "
+		   "its answer) that raw's do not,\n  each about half a round "
+		   "trip: which figure depends on where the scheduler put\n"
+		   "  the guest and the daemon's worker "
+		   "(docs/performance.md).\n");
+}
+
 void report_table(FILE *f, const struct bench_results *r)
 {
 	const struct bench_config *cfg = r->cfg;
@@ -209,6 +232,8 @@ void report_table(FILE *f, const struct bench_results *r)
 		"Medians of %u run(s)%s; every run starts with its images out "
 		"of the host page cache.\n",
 		cfg->repeat, spread ? ", min-max below each" : "");
+	if (cfg->nr_jobs)
+		table_handoff(f, &r->handoff);
 	if (cfg->nr_idle)
 		table_idle(f, r);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tools/bench/handoff.h"
 #include "tools/bench/job.h"
 #include "tools/bench/procinfo.h"
 
@@ -126,6 +127,7 @@ struct bench_results {
 	struct bench_cell *cells; /* jobs x arms x guests, in that order */
 	unsigned int nr_cells;
 	struct idle_figures idle[BENCH_MAX_IDLE_STEPS]; /* cfg->nr_idle */
+	struct handoff_figures handoff; /* measured before the jobs */
 };
 
 /*
