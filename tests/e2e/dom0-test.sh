@@ -734,7 +734,9 @@ stop_blkbackd() {
 # each run; the difference of the cumulative stage histograms is the run
 # alone (stage-split.py checks that its request count is the guest's).
 # The same runs from dom0 on the image file, with nothing else running,
-# are the host's own floor. One E2E-STAGES line per run.
+# are the host's own floor. One E2E-STAGES line per run, and an
+# E2E-BENCH handoff line: a wake-up's round trip between two threads on
+# one of dom0's vCPUs and on both.
 STAGES_LOG=$R/blkbackd-stages.log
 QD1_SECS=8
 
@@ -807,6 +809,14 @@ stage_timing_pass() {
 			result FAIL "stages/$op-split" "$out"
 		fi
 	done
+	# What a wake-up costs between dom0's vCPUs: the worker pays it when
+	# a guest's event lands on the other one (docs/performance.md).
+	if out=$("$CHECK" handoff 2>&1); then
+		echo "$out"
+		result PASS stages/handoff-measured
+	else
+		result FAIL stages/handoff-measured "$out"
+	fi
 }
 
 # ----- PVH and HVM guests on blkbackd

@@ -10,6 +10,7 @@
  *   e2e-check bench  PATH OFFSET LENGTH SECONDS
  *   e2e-check coldbench PATH OFFSET LENGTH SECONDS
  *   e2e-check qd1    PATH OFFSET LENGTH SECONDS read|write
+ *   e2e-check handoff
  *   e2e-check writeloop PATH OFFSET LENGTH
  *   e2e-check extents FILE
  *   e2e-check holes  PATH OFFSET LENGTH
@@ -32,6 +33,8 @@
  * blocks, loop serves the reads from dom0's page cache).
  * qd1 times every 4 KiB O_DIRECT request of a depth-1 random run, for the
  * stage-timing pass (dom0-test.sh) and its raw floor in dom0.
+ * handoff prints what a wake-up between two threads costs on one CPU and
+ * across two (blkback-bench's probe, tools/bench/handoff.h).
  */
 #ifndef _GNU_SOURCE
 /* O_DIRECT, SEEK_DATA; config.h sets it in the automake build. */
@@ -50,6 +53,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tools/bench/handoff.h"
 
 #define SECTOR 512u
 #define PAGE 4096u
@@ -860,8 +865,28 @@ static int usage(void)
 			"       e2e-check extents FILE\n"
 			"       e2e-check holes PATH OFFSET LENGTH\n"
 			"       e2e-check mixjob PATH SEED SIZE\n"
-			"       e2e-check mixverify PATH SEED SIZE RUNS\n");
+			"       e2e-check mixverify PATH SEED SIZE RUNS\n"
+			"       e2e-check handoff\n");
 	return 2;
+}
+
+/*
+ * The host's hand-off cost (tools/bench/handoff.h), here a domain's: a
+ * wake-up's round trip between two threads on one vCPU and on two. In
+ * dom0 it is what the worker's wake-up costs when a guest's event lands
+ * on another vCPU than the worker's. Exit 1 when a figure is missing.
+ */
+static int handoff(void)
+{
+	struct handoff_figures h;
+
+	handoff_measure(&h);
+	printf("E2E-BENCH handoff round-trip-us same-cpu %.1f cross-cpu %.1f "
+	       "cpus %d %d%s%s\n",
+	       h.same_measured ? h.same_cpu_us : -1.0,
+	       h.cross_measured ? h.cross_cpu_us : -1.0, h.cpu_a, h.cpu_b,
+	       h.note[0] ? " note " : "", h.note);
+	return h.same_measured && h.cross_measured ? 0 : 1;
 }
 
 static int parse_io(int argc, char **argv, struct io_opts *o)
@@ -899,6 +924,8 @@ int main(int argc, char **argv)
 	uint64_t a, b, c;
 	struct io_opts o;
 
+	if (argc == 2 && !strcmp(argv[1], "handoff"))
+		return handoff();
 	if (argc < 3)
 		return usage();
 	if (!strcmp(argv[1], "write") || !strcmp(argv[1], "verify")) {

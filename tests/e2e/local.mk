@@ -5,8 +5,11 @@
 # The guest-side checker, static so that it runs in a busybox initramfs.
 # Built only for check-xen (EXTRA_PROGRAMS), with the project's warnings.
 EXTRA_PROGRAMS = tests/e2e/e2e-check
-tests_e2e_e2e_check_SOURCES = tests/e2e/e2e-check.c
+# The hand-off probe is blkback-bench's own (tools/bench/handoff.c).
+tests_e2e_e2e_check_SOURCES = tests/e2e/e2e-check.c \
+	tools/bench/handoff.c tools/bench/handoff.h
 tests_e2e_e2e_check_LDFLAGS = -all-static
+tests_e2e_e2e_check_LDADD = -lpthread
 CLEANFILES += tests/e2e/e2e-check
 
 E2E_FILES = \
