@@ -238,6 +238,7 @@ static int64_t now_ms(void)
 /* What the main loop does on a clock. */
 struct timers {
 	int64_t next_check; /* vbd_check_images() */
+	int64_t next_handover; /* vbd_retry_handovers(), while one waits */
 	int64_t ping_ms; /* systemd's watchdog: 0 when it has none */
 	int64_t next_ping;
 };
@@ -259,8 +260,8 @@ static void timers_init(struct timers *t)
 
 /*
  * Run what is due, and return the poll() timeout: until the next of the
- * image check, the watchdog ping and the host errors' summaries owed
- * (@errors_ms, -1 for none).
+ * image check, a migration's retry, the watchdog ping and the host
+ * errors' summaries owed (@errors_ms, -1 for none).
  */
 static int timers(struct daemon *d, struct timers *t, int errors_ms)
 {
@@ -271,6 +272,14 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 		t->next_check = now + VBD_IMAGE_CHECK_MS;
 	}
 	soonest = t->next_check;
+	if (vbd_awaiting_remote(d)) {
+		if (now >= t->next_handover) {
+			vbd_retry_handovers(d);
+			t->next_handover = now + VBD_HANDOVER_RETRY_MS;
+		}
+		if (t->next_handover < soonest)
+			soonest = t->next_handover;
+	}
 	if (t->ping_ms) {
 		if (now >= t->next_ping) {
 			sd_notify(0, "WATCHDOG=1");

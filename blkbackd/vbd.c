@@ -78,6 +78,12 @@ struct vbd {
 	 * device lets it go (vbd_handover).
 	 */
 	bool awaiting_handover;
+	/*
+	 * Of those, offered while the same VM's disk on another host holds
+	 * the RBD image's lock (a migration between hosts): the image is
+	 * taken once the lock is free, tried every VBD_HANDOVER_RETRY_MS.
+	 */
+	bool awaiting_remote;
 	unsigned int root; /* its directory: d->be_root[root] */
 	/* Its I/O limits, shared by its queues' rings; see limits.h. */
 	struct blk_throttle throttle;
@@ -321,17 +327,52 @@ static struct vbd *vbd_handover_holder(struct vbd *v, const char *path)
 	return NULL;
 }
 
+static void vbd_choose_features(struct vbd *v);
+
+/*
+ * No device here holds @v's image, but its RBD lock's holder named @v's
+ * VM as its owner (struct blk_rbd_owner): the same VM's disk on another
+ * host, whose domain xl destroys once this one runs. Offer @v as the
+ * failed open described the image, and take it once the lock is free;
+ * returns true then. Between hosts there is no local release to wait
+ * for, so the main loop tries again (vbd_retry_handovers()); the lock
+ * itself keeps the two ends from writing at once.
+ */
+static bool vbd_await_remote_handover(struct vbd *v, const char *path)
+{
+	char *vm;
+	bool same;
+
+	if (!v->image.holder[0])
+		return false;
+	vm = vbd_vm_of(v->d, v->fe_domid);
+	same = vm && strcmp(vm, v->image.holder) == 0;
+	free(vm);
+	if (!same)
+		return false;
+	if (!v->awaiting_remote) {
+		vbd_choose_features(v);
+		log_info("%s: %s is locked by a disk of the same VM on another "
+			 "host (a migration): offering the disk, taking the "
+			 "image when its lock is free",
+			 v->name, path);
+	}
+	v->awaiting_handover = true;
+	v->awaiting_remote = true;
+	return true;
+}
+
 /*
  * @v could not lock its image because @path is busy. If a device of the
- * same VM holds it, offer @v with that device's view of the image and
- * wait for it; returns true then.
+ * same VM holds it, here or on another host, offer @v with that device's
+ * view of the image and wait for it; returns true then.
  */
 static bool vbd_await_handover(struct vbd *v, const char *path)
 {
 	struct vbd *holder = vbd_handover_holder(v, path);
 
 	if (!holder)
-		return false;
+		return vbd_await_remote_handover(v, path);
 	v->features = holder->features;
 	if (!v->awaiting_handover)
 		log_info("%s: %s is held by %s of the same VM (a migration): "
@@ -594,11 +635,16 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 
 	/* Named even when busy: a device waiting for it is found by it. */
 	snprintf(v->image_path, sizeof(v->image_path), "%s", path);
-	if (!readonly && vbd_export_held(v, path))
+	if (!readonly && vbd_export_held(v, path)) {
 		ret = -EBUSY;
-	else
+	} else {
+		/* Named in the RBD lock it takes, for another host. */
+		char *vm = vbd_vm_of(v->d, v->fe_domid);
+
 		ret = blk_image_open(&v->image, path, readonly,
-				     v->d->opts.cache, lock_wait_ms);
+				     v->d->opts.cache, lock_wait_ms, vm);
+		free(vm);
+	}
 	if (ret < 0 && v->image.detail[0]) {
 		snprintf(why, why_len, "cannot open image %s: %s", path,
 			 v->image.detail);
@@ -662,6 +708,7 @@ static int vbd_take_over(struct vbd *v)
 		return -EAGAIN;
 	}
 	v->awaiting_handover = false;
+	v->awaiting_remote = false;
 	if (ret < 0) {
 		vbd_fail(v, "%s", why);
 		return ret;
@@ -1374,6 +1421,22 @@ void vbd_reconcile_stale(struct daemon *d)
 			vbd_reconcile(v);
 		}
 	}
+}
+
+bool vbd_awaiting_remote(const struct daemon *d)
+{
+	for (const struct vbd *v = d->vbds; v; v = v->next)
+		if (v->awaiting_remote)
+			return true;
+	return false;
+}
+
+void vbd_retry_handovers(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next)
+		if (v->awaiting_remote)
+			v->stale = true;
+	vbd_reconcile_stale(d);
 }
 
 void vbd_domains_released(struct daemon *d)

@@ -46,6 +46,16 @@ void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 void vbd_check_images(struct daemon *d);
 /* How often the main loop calls vbd_check_images(). */
 #define VBD_IMAGE_CHECK_MS 5000
+/*
+ * A migration between hosts: does a device wait for an image that the
+ * same VM's disk on another host holds? vbd_retry_handovers() looks at
+ * each such device again (it takes the image once its holder let it go).
+ * Main thread; the main loop calls it every VBD_HANDOVER_RETRY_MS while
+ * vbd_awaiting_remote() says so.
+ */
+bool vbd_awaiting_remote(const struct daemon *d);
+void vbd_retry_handovers(struct daemon *d);
+#define VBD_HANDOVER_RETRY_MS 200
 
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);

@@ -24,6 +24,12 @@
 #include "libblk/dynlib.h"
 
 #define RBD_PREFIX "rbd:"
+/*
+ * The image metadata key under which the lock's holder names itself (the
+ * VM whose disk it is), for another host's daemon that finds the lock
+ * taken: see blk_rbd_open().
+ */
+#define OWNER_KEY "blkbackd.owner"
 /* How long a connect may take before the disk fails (seconds). */
 #define MOUNT_TIMEOUT "20"
 
@@ -48,6 +54,8 @@
 	X(rbd_get_features) \
 	X(rbd_lock_acquire) \
 	X(rbd_lock_release) \
+	X(rbd_metadata_get) \
+	X(rbd_metadata_set) \
 	X(rbd_aio_create_completion) \
 	X(rbd_aio_get_return_value) \
 	X(rbd_aio_release) \
@@ -189,11 +197,25 @@ static int connect_cluster(struct blk_rbd *r, const struct rbd_target *t,
 	return ret;
 }
 
+/* The owner the lock's holder recorded, or "" (none, or unreadable). */
+static void read_owner(struct blk_rbd *r, struct blk_rbd_owner *o)
+{
+	size_t len = sizeof(o->holder);
+
+	if (lib.rbd_metadata_get(r->image, OWNER_KEY, o->holder, &len) < 0)
+		len = 0;
+	o->holder[len < sizeof(o->holder) ? len : sizeof(o->holder) - 1] = '\0';
+}
+
 /*
  * Keep other writers out for as long as the image is open: with the lock
  * taken explicitly, librbd does not hand it over when another client asks.
+ * The holder then names its owner in the image's metadata; a failure to
+ * is no failure of the open (another host then refuses the disk, as it
+ * would without the name).
  */
-static int lock_image(struct blk_rbd *r, char *why, size_t why_len)
+static int lock_image(struct blk_rbd *r, struct blk_rbd_owner *o, char *why,
+		      size_t why_len)
 {
 	uint64_t features = 0;
 	int ret;
@@ -203,6 +225,7 @@ static int lock_image(struct blk_rbd *r, char *why, size_t why_len)
 		return 0;
 	ret = lib.rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
 	if (ret < 0) {
+		read_owner(r, o);
 		snprintf(why, why_len,
 			 "another client holds its exclusive lock (%s); detach "
 			 "it there, or give every user access=ro",
@@ -210,11 +233,14 @@ static int lock_image(struct blk_rbd *r, char *why, size_t why_len)
 		return -EBUSY;
 	}
 	r->locked = true;
+	if (o->self && o->self[0])
+		lib.rbd_metadata_set(r->image, OWNER_KEY, o->self);
 	return 0;
 }
 
 static int open_image(struct blk_rbd *r, const struct rbd_target *t,
-		      bool readonly, char *why, size_t why_len)
+		      bool readonly, struct blk_rbd_owner *o, char *why,
+		      size_t why_len)
 {
 	int ret;
 
@@ -236,11 +262,12 @@ static int open_image(struct blk_rbd *r, const struct rbd_target *t,
 		r->image = NULL;
 		return ret;
 	}
-	return readonly ? 0 : lock_image(r, why, why_len);
+	return readonly ? 0 : lock_image(r, o, why, why_len);
 }
 
-int blk_rbd_open(const char *target, bool readonly, struct blk_rbd **out,
-		 uint64_t *size_out, char *why, size_t why_len)
+int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
+		 struct blk_rbd **out, uint64_t *size_out, char *why,
+		 size_t why_len)
 {
 	struct blk_rbd *r = calloc(1, sizeof(*r));
 	struct rbd_target t;
@@ -254,10 +281,14 @@ int blk_rbd_open(const char *target, bool readonly, struct blk_rbd **out,
 		ret = parse_target(target, &t, why, why_len);
 	if (ret == 0)
 		ret = connect_cluster(r, &t, why, why_len);
+	o->holder[0] = '\0';
 	if (ret == 0)
-		ret = open_image(r, &t, readonly, why, why_len);
+		ret = open_image(r, &t, readonly, o, why, why_len);
 	if (ret == 0)
 		ret = blk_rbd_size(r, size_out);
+	/* Busy, the image was open: its size describes it all the same. */
+	else if (ret == -EBUSY && (!r->image || blk_rbd_size(r, size_out) < 0))
+		*size_out = 0;
 	free(t.copy);
 	if (ret < 0) {
 		blk_rbd_close(r);

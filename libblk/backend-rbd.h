@@ -12,7 +12,8 @@
  *
  * A writable image with the exclusive-lock feature is locked for the whole
  * time it is open, so a second writer (another host's daemon, another
- * disk) is refused instead of taking turns with it. A snapshot is
+ * disk) is refused instead of taking turns with it; the holder names its
+ * owner in the image's metadata (struct blk_rbd_owner). A snapshot is
  * read-only. When the cluster cannot be reached, requests wait inside
  * librbd and complete once it is back (Ceph's own behaviour).
  */
@@ -30,11 +31,29 @@ struct blk_backend;
 bool blk_rbd_is_target(const char *target);
 
 /*
- * Connect and open @target. -errno on failure, with what failed in @why.
- * @size_out: the image's size in bytes.
+ * Who holds a writable image's exclusive lock, as the holders name
+ * themselves: @self is the opener's name (the VM whose disk it is, NULL or
+ * "" for none), recorded in the image's metadata once the lock is taken;
+ * @holder, after an open that found the lock taken, is the name its
+ * holder recorded ("" when it recorded none). A migration between hosts
+ * needs it: the receiving host's daemon, which has no device of the VM
+ * that holds the lock, learns from it that the holder is the same VM's
+ * disk on the sending host (docs/migration.md). A name is a claim by a
+ * client of the cluster, trusted as the cluster's clients are.
  */
-int blk_rbd_open(const char *target, bool readonly, struct blk_rbd **out,
-		 uint64_t *size_out, char *why, size_t why_len);
+struct blk_rbd_owner {
+	const char *self;
+	char holder[128];
+};
+
+/*
+ * Connect and open @target. -errno on failure, with what failed in @why.
+ * @size_out: the image's size in bytes; also after -EBUSY (another client
+ * holds the lock), when @o->holder names that client's owner.
+ */
+int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
+		 struct blk_rbd **out, uint64_t *size_out, char *why,
+		 size_t why_len);
 /* The image's size now (it follows `rbd resize`). */
 int blk_rbd_size(struct blk_rbd *r, uint64_t *size);
 /* After every backend on @r has been destroyed. */

@@ -268,13 +268,17 @@ static int open_nbd(struct blk_image *img, const char *uri, bool readonly)
 	return 0;
 }
 
-static int open_rbd(struct blk_image *img, const char *target, bool readonly)
+static int open_rbd(struct blk_image *img, const char *target, bool readonly,
+		    const char *owner)
 {
+	struct blk_rbd_owner o = { .self = owner };
 	uint64_t bytes;
-	int ret = blk_rbd_open(target, readonly, &img->rbd, &bytes, img->detail,
-			       sizeof(img->detail));
+	int ret = blk_rbd_open(target, readonly, &o, &img->rbd, &bytes,
+			       img->detail, sizeof(img->detail));
 
-	if (ret < 0)
+	if (ret == -EBUSY)
+		snprintf(img->holder, sizeof(img->holder), "%s", o.holder);
+	if (ret < 0 && ret != -EBUSY)
 		return ret;
 	img->sectors = bytes >> SECTOR_SHIFT;
 	img->tail_ignored = (bytes & ((1 << SECTOR_SHIFT) - 1)) != 0;
@@ -282,7 +286,7 @@ static int open_rbd(struct blk_image *img, const char *target, bool readonly)
 	img->physical_block = 4096;
 	/* librbd zeroes what does not cover whole objects. */
 	img->discard_granularity = readonly ? 0 : 4096;
-	return 0;
+	return ret;
 }
 
 int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
@@ -309,7 +313,8 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 }
 
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
-		   enum blk_cache_mode cache, unsigned int lock_wait_ms)
+		   enum blk_cache_mode cache, unsigned int lock_wait_ms,
+		   const char *owner)
 {
 	struct stat st;
 	int ret;
@@ -320,7 +325,7 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 	if (blk_nbd_is_uri(path))
 		return open_nbd(img, path, readonly);
 	if (blk_rbd_is_target(path))
-		return open_rbd(img, path, readonly);
+		return open_rbd(img, path, readonly, owner);
 
 	/* Refuse FIFOs and directories before open() can block on them. */
 	if (stat(path, &st) < 0)

@@ -39,6 +39,12 @@ struct blk_image {
 	struct blk_nbd_link nbd_link; /* its connections' reconnection */
 	struct blk_rbd *rbd; /* an RBD image, shared by its rings */
 	char detail[256]; /* why an open failed, beyond its errno */
+	/*
+	 * After -EBUSY for an RBD image: the owner its lock's holder named
+	 * (struct blk_rbd_owner), "" when none; the fields above then
+	 * describe the image as it would have been opened.
+	 */
+	char holder[128];
 };
 
 /*
@@ -53,7 +59,9 @@ struct blk_image {
  * lock is held elsewhere, -EINVAL for something that is neither a regular
  * file nor a block device. An NBD URI or an RBD target is connected to
  * instead (blocking: not on a worker); @cache and the file lock do not
- * apply, and on failure img->detail says what went wrong.
+ * apply, and on failure img->detail says what went wrong. @owner names
+ * the opener (the VM whose disk it is, or NULL) to whoever finds an RBD
+ * image's lock taken by it: img->holder, there.
  *
  * QEMU is not locked out of a file here: the lock leaves out the bytes
  * QEMU's own locking uses, because an HVM guest's emulated disk (QEMU in
@@ -62,7 +70,8 @@ struct blk_image {
  * from the moment the PV driver connects.
  */
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
-		   enum blk_cache_mode cache, unsigned int lock_wait_ms);
+		   enum blk_cache_mode cache, unsigned int lock_wait_ms,
+		   const char *owner);
 
 /*
  * Take QEMU's lock bytes as a QEMU drive of the same access would: reading,
