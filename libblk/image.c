@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "libblk/backend.h"
@@ -224,6 +225,30 @@ static int size_rbd(struct blk_image *img)
 	return 0;
 }
 
+/*
+ * A file's lock holder names itself as an RBD image's does (struct
+ * blk_rbd_owner), in an extended attribute: on a filesystem shared by
+ * hosts whose locks reach across them (NFSv4, a cluster filesystem), the
+ * receiving host of a migration finds the name where it finds the lock.
+ * Best effort: a filesystem without user attributes names no one, and
+ * the other host then refuses the disk as it would without the name.
+ */
+#define OWNER_XATTR "user.blkbackd.owner"
+
+static void name_owner(int fd, const char *owner)
+{
+	if (owner && owner[0])
+		fsetxattr(fd, OWNER_XATTR, owner, strlen(owner), 0);
+}
+
+static void read_holder(struct blk_image *img)
+{
+	ssize_t n = fgetxattr(img->fd, OWNER_XATTR, img->holder,
+			      sizeof(img->holder) - 1);
+
+	img->holder[n > 0 ? n : 0] = '\0';
+}
+
 int blk_image_refresh_size(struct blk_image *img)
 {
 	struct stat st;
@@ -342,10 +367,17 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 	ret = lock_image(img->fd, readonly, lock_wait_ms);
 	if (ret == 0)
 		ret = blk_image_refresh_size(img);
+	if (ret == -EBUSY && !img->blockdev) {
+		/* Described all the same, and who holds it. */
+		blk_image_refresh_size(img);
+		read_holder(img);
+	}
 	if (ret < 0) {
 		blk_image_close(img);
 		return ret;
 	}
+	if (!readonly && !img->blockdev)
+		name_owner(img->fd, owner);
 	return 0;
 }
 

@@ -40,9 +40,10 @@ struct blk_image {
 	struct blk_rbd *rbd; /* an RBD image, shared by its rings */
 	char detail[256]; /* why an open failed, beyond its errno */
 	/*
-	 * After -EBUSY for an RBD image: the owner its lock's holder named
-	 * (struct blk_rbd_owner), "" when none; the fields above then
-	 * describe the image as it would have been opened.
+	 * After -EBUSY for an RBD image or an image file: the owner its
+	 * lock's holder named (struct blk_rbd_owner; a file's in its
+	 * user.blkbackd.owner attribute), "" when none; the fields above
+	 * then describe the image as it would have been opened.
 	 */
 	char holder[128];
 };
@@ -60,8 +61,9 @@ struct blk_image {
  * file nor a block device. An NBD URI or an RBD target is connected to
  * instead (blocking: not on a worker); @cache and the file lock do not
  * apply, and on failure img->detail says what went wrong. @owner names
- * the opener (the VM whose disk it is, or NULL) to whoever finds an RBD
- * image's lock taken by it: img->holder, there.
+ * the opener (the VM whose disk it is, or NULL) to whoever finds a
+ * writable RBD image's or image file's lock taken by it: img->holder,
+ * there (a file's name is an extended attribute, set when it can be).
  *
  * QEMU is not locked out of a file here: the lock leaves out the bytes
  * QEMU's own locking uses, because an HVM guest's emulated disk (QEMU in

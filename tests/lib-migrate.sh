@@ -1,8 +1,8 @@
-# A migration's two ends in one host (xl migrate to localhost), sourced
-# after tests/lib.sh by the tests that hand a disk over between them:
-# tests/vbd-migrate.sh (an image file, an NBD export) and tests/vbd-rbd.sh
-# (an RBD image's exclusive lock). docs/migration.md says what the daemon
-# does.
+# A migration's two ends in one host (xl migrate to localhost), and in
+# two hosts (two daemons), sourced after tests/lib.sh by the tests that
+# hand a disk over between them: tests/vbd-migrate.sh (an image file, an
+# NBD export) and tests/vbd-rbd.sh (an RBD image's exclusive lock).
+# docs/migration.md says what the daemon does.
 
 # The sender S: its guest writes seed 5's pattern into the disk TARGET,
 # whose 8 MiB hold it already (the caller wrote it), so that the receiver
@@ -55,4 +55,83 @@ handover() { # S R
 		fail "the receiver took the image (line $took) before the sender released it (line $rel)"
 	xs_read "$(be_path "$1")/state" >/dev/null && fail "the sender's backend is still there"
 	detach "$2"
+}
+
+# ---- between two hosts
+
+# The other host: a second daemon serving backend domain HB, with its own
+# connection to the storage and no device of the sending VM, so that all
+# it learns of the sender is what the image's lock and its holder's name
+# say. Its log is blkbackd-b.log.
+other_host_start() { # HB
+	HB=$1
+	"$TOOLSTACK" create "$HB" >>"$WORK/toolstack.log" 2>&1 ||
+		fail "create the other host's backend domain failed"
+	LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		XENSIM_DOMID=$HB "$BLKBACKD" --log-level debug --domid "$HB" \
+		--state-dir "$WORK/state-b" 2>>"$WORK/blkbackd-b.log" &
+	B_PID=$!
+	BG_PIDS="$BG_PIDS $B_PID"
+}
+
+other_host_alive() {
+	kill -0 "$B_PID" 2>/dev/null || fail "the other host's daemon died"
+}
+
+hb_be() { echo "/local/domain/$HB/backend/vbd/$1/51712"; }
+
+# The sender S (on this host's daemon) writes seed 6's pattern into
+# TARGET, whose 8 MiB hold it already, and keeps the disk; on the other
+# host a guest X of another VM is refused (its error matching REFUSED),
+# the arriving guest R of S's VM is offered the disk, waits without
+# connecting while S holds the image, and once S's domain is destroyed
+# (as xl does once R runs) it takes the image and reads what S wrote.
+between_hosts() { # S R X TARGET REFUSED
+	bh_vm=/vm/5e1f0000-0000-4000-8000-0000000000$1
+	guest "$1" 8M
+	xenstore-write "/local/domain/$1/vm" "$bh_vm"
+	attach "$1" xvda "$4"
+	blkfront "$1" --ops 300 --verify --seed 6 >/dev/null
+	hold_start "$1" --hold --abandon
+	hold_wait CONNECTED 10
+	guest "$3" 4M
+	xenstore-write "/local/domain/$3/vm" /vm/5e1f0000-0000-4000-8000-0000000000aa
+	"$TOOLSTACK" attach "$3" "$4" xvda --backend-domid "$HB" \
+		>>"$WORK/toolstack.log" 2>&1 &
+	BG_PIDS="$BG_PIDS $!"
+	wait_node "$(hb_be "$3")/state" 5 20 ||
+		fail "the other host served another VM's writer: state $(xs_read "$(hb_be "$3")/state")"
+	xs_read "$(hb_be "$3")/error" | grep -q "$5" ||
+		fail "dom $3: error node '$(xs_read "$(hb_be "$3")/error")'"
+	guest "$2" 4M
+	xenstore-write "/local/domain/$2/vm" "$bh_vm"
+	"$TOOLSTACK" attach "$2" "$4" xvda --backend-domid "$HB" \
+		>>"$WORK/toolstack.log" 2>&1 ||
+		fail "the other host did not offer the disk to the arriving VM"
+	assert_node "$(hb_be "$2")/state" 2
+	# xl devd runs the hotplug script there, as in a driver domain.
+	XENBUS_PATH=$(hb_be "$2") "$HOTPLUG" add >>"$WORK/devd.log" 2>&1 ||
+		fail "the hotplug script failed on the other host"
+	grep -q "vbd $2/51712: .* is locked by a disk of the same VM on another host" \
+		"$WORK/blkbackd-b.log" ||
+		fail "the other host's daemon did not say it waits for the image"
+	"$BLKFRONT" --domid "$2" --preexisting --seed 6 --ops 300 --verify \
+		--timeout-ms 30000 >"$WORK/front-$2.out" 2>&1 3>&- &
+	front=$!
+	BG_PIDS="$BG_PIDS $front"
+	sleep 1.5
+	assert_node "$(hb_be "$2")/state" 2
+	grep -q "connected:" "$WORK/front-$2.out" &&
+		fail "the arriving guest connected while the sender held the image"
+	exec 3>&-
+	wait "$HOLD_PID" 2>/dev/null
+	"$TOOLSTACK" destroy "$1" --remove-backends >>"$WORK/toolstack.log" 2>&1 ||
+		fail "destroy dom $1 failed"
+	blkfront_wait "$2" "$front" "the arriving guest failed after the hand-over"
+	grep -q "verified OK" "$WORK/front-$2.out" ||
+		fail "the arriving guest did not verify: $(cat "$WORK/front-$2.out")"
+	grep -q "vbd $1/51712: released" "$WORK/blkbackd.log" ||
+		fail "the sending host did not release the image"
+	grep -q "vbd $2/51712: took .* over" "$WORK/blkbackd-b.log" ||
+		fail "the other host did not take the image over"
 }

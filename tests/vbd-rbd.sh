@@ -105,72 +105,12 @@ sender_and_receiver 8 9 "$(target mig)"
 handover 8 9
 
 note "a migration between hosts: the other host's daemon waits for the lock"
-# The other host is a second daemon serving backend domain $HB, with its
-# own connection to the cluster and no device of the sending VM: all it
-# learns of the sender is what the lock's holder wrote in the image.
-HB=20
-"$TOOLSTACK" create $HB >>"$WORK/toolstack.log" 2>&1 ||
-	fail "create the other host's backend domain failed"
-LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-	XENSIM_DOMID=$HB "$BLKBACKD" --log-level debug --domid $HB \
-	--state-dir "$WORK/state-b" 2>>"$WORK/blkbackd-b.log" &
-B_PID=$!
-BG_PIDS="$BG_PIDS $B_PID"
-hb_be() { echo "/local/domain/$HB/backend/vbd/$1/51712"; }
 write_pattern "$WORK/p6" $((8 * 2048)) 6
 rbd_cmd import "$WORK/p6" rbd/far >/dev/null 2>&1 || fail "rbd import failed"
-vm=/vm/5e1f0000-0000-4000-8000-00000000000f
-guest 10 8M
-xenstore-write /local/domain/10/vm "$vm"
-attach 10 xvda "$(target far)"
-blkfront 10 --ops 300 --verify --seed 6 >/dev/null
-hold_start 10 --hold --abandon
-hold_wait CONNECTED 10
-# Another VM on the other host is refused, as on this one.
-guest 12 4M
-xenstore-write /local/domain/12/vm /vm/5e1f0000-0000-4000-8000-0000000000aa
-"$TOOLSTACK" attach 12 "$(target far)" xvda --backend-domid $HB \
-	>>"$WORK/toolstack.log" 2>&1 &
-BG_PIDS="$BG_PIDS $!"
-wait_node "$(hb_be 12)/state" 5 20 ||
-	fail "the other host served a second VM's writer: state $(xs_read "$(hb_be 12)/state")"
-xs_read "$(hb_be 12)/error" | grep -q "another client holds its exclusive lock" ||
-	fail "dom 12: error node '$(xs_read "$(hb_be 12)/error")'"
-# The same VM arriving there is offered the disk (xl would go on).
-guest 11 4M
-xenstore-write /local/domain/11/vm "$vm"
-"$TOOLSTACK" attach 11 "$(target far)" xvda --backend-domid $HB \
-	>>"$WORK/toolstack.log" 2>&1 ||
-	fail "the other host did not offer the disk to the arriving VM"
-assert_node "$(hb_be 11)/state" 2
-# xl devd runs the hotplug script there, as in a driver domain.
-XENBUS_PATH=$(hb_be 11) "$HOTPLUG" add >>"$WORK/devd.log" 2>&1 ||
-	fail "the hotplug script failed on the other host"
-grep -q "vbd 11/51712: .* is locked by a disk of the same VM on another host" \
-	"$WORK/blkbackd-b.log" ||
-	fail "the other host's daemon did not say it waits for the lock"
-"$BLKFRONT" --domid 11 --preexisting --seed 6 --ops 300 --verify \
-	--timeout-ms 30000 >"$WORK/front-11.out" 2>&1 3>&- &
-front=$!
-BG_PIDS="$BG_PIDS $front"
-sleep 1.5
-assert_node "$(hb_be 11)/state" 2
-grep -q "connected:" "$WORK/front-11.out" &&
-	fail "the arriving VM connected while the sender held the lock"
-# xl destroys the sending domain once the guest runs at the receiver.
-exec 3>&-
-wait "$HOLD_PID" 2>/dev/null
-"$TOOLSTACK" destroy 10 --remove-backends >>"$WORK/toolstack.log" 2>&1 ||
-	fail "destroy dom 10 failed"
-blkfront_wait 11 "$front" "the arriving guest failed after the hand-over"
-grep -q "verified OK" "$WORK/front-11.out" ||
-	fail "the arriving guest did not verify: $(cat "$WORK/front-11.out")"
-grep -q "vbd 10/51712: released" "$WORK/blkbackd.log" ||
-	fail "the sending host did not release the image"
-grep -q "vbd 11/51712: took $(target far) over" "$WORK/blkbackd-b.log" ||
-	fail "the other host did not take the image over"
+other_host_start 20
+between_hosts 10 11 12 "$(target far)" "another client holds its exclusive lock"
 owners=$(rbd_cmd lock ls rbd/far 2>/dev/null | grep -c "auto ")
 [ "$owners" = 1 ] || fail "rbd lock ls shows $owners lockers, not one"
-kill -0 "$B_PID" 2>/dev/null || fail "the other host's daemon died"
+other_host_alive
 assert_daemon_alive
 exit 0
