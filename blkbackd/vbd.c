@@ -80,8 +80,9 @@ struct vbd {
 	bool awaiting_handover;
 	/*
 	 * Of those, offered while the same VM's disk on another host holds
-	 * the RBD image's lock (a migration between hosts): the image is
-	 * taken once the lock is free, tried every VBD_HANDOVER_RETRY_MS.
+	 * the image's lock (an RBD image's, or a shared file's: a migration
+	 * between hosts): the image is taken once the lock is free, tried
+	 * every VBD_HANDOVER_RETRY_MS.
 	 */
 	bool awaiting_remote;
 	unsigned int root; /* its directory: d->be_root[root] */
@@ -330,8 +331,8 @@ static struct vbd *vbd_handover_holder(struct vbd *v, const char *path)
 static void vbd_choose_features(struct vbd *v);
 
 /*
- * No device here holds @v's image, but its RBD lock's holder named @v's
- * VM as its owner (struct blk_rbd_owner): the same VM's disk on another
+ * No device here holds @v's image, but its lock's holder named @v's VM
+ * as its owner (blk_image_open(), img->holder): the same VM's disk on another
  * host, whose domain xl destroys once this one runs. Offer @v as the
  * failed open described the image, and take it once the lock is free;
  * returns true then. Between hosts there is no local release to wait
@@ -638,7 +639,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 	if (!readonly && vbd_export_held(v, path)) {
 		ret = -EBUSY;
 	} else {
-		/* Named in the RBD lock it takes, for another host. */
+		/* Named with the lock it takes, for another host. */
 		char *vm = vbd_vm_of(v->d, v->fe_domid);
 
 		ret = blk_image_open(&v->image, path, readonly,
