@@ -82,9 +82,10 @@ struct vbd {
 	 * Of those, offered while the same VM's disk on another host holds
 	 * the image's lock (an RBD image's, or a shared file's: a migration
 	 * between hosts): the image is taken once the lock is free, tried
-	 * every VBD_HANDOVER_RETRY_MS.
+	 * every VBD_HANDOVER_RETRY_MS at first (remote_ticks counts them).
 	 */
 	bool awaiting_remote;
+	unsigned int remote_ticks;
 	unsigned int root; /* its directory: d->be_root[root] */
 	/* Its I/O limits, shared by its queues' rings; see limits.h. */
 	struct blk_throttle throttle;
@@ -710,6 +711,7 @@ static int vbd_take_over(struct vbd *v)
 	}
 	v->awaiting_handover = false;
 	v->awaiting_remote = false;
+	v->remote_ticks = 0;
 	if (ret < 0) {
 		vbd_fail(v, "%s", why);
 		return ret;
@@ -1432,11 +1434,33 @@ bool vbd_awaiting_remote(const struct daemon *d)
 	return false;
 }
 
+/*
+ * A migration's receiving end waits for the sending host to release the
+ * image, which it does within seconds of the guest running here. Past
+ * that something is wrong there (its domain not destroyed, its daemon
+ * stuck): say so, and try less often, since each try of an RBD image is
+ * a connection to the cluster.
+ */
+#define HANDOVER_FAST_TRIES 50 /* 10 s at VBD_HANDOVER_RETRY_MS */
+#define HANDOVER_SLOW_EVERY 10 /* then every 2 s */
+
 void vbd_retry_handovers(struct daemon *d)
 {
-	for (struct vbd *v = d->vbds; v; v = v->next)
-		if (v->awaiting_remote)
+	for (struct vbd *v = d->vbds; v; v = v->next) {
+		if (!v->awaiting_remote)
+			continue;
+		if (++v->remote_ticks == HANDOVER_FAST_TRIES)
+			log_warn("%s: %s is still locked by the disk on the "
+				 "other host after %u s; the guest waits until "
+				 "that host releases it (its domain destroyed, "
+				 "as xl migrate does once the guest runs here)",
+				 v->name, v->image_path,
+				 HANDOVER_FAST_TRIES * VBD_HANDOVER_RETRY_MS /
+					 1000);
+		if (v->remote_ticks <= HANDOVER_FAST_TRIES ||
+		    v->remote_ticks % HANDOVER_SLOW_EVERY == 0)
 			v->stale = true;
+	}
 	vbd_reconcile_stale(d);
 }
 

@@ -51,7 +51,8 @@ void vbd_check_images(struct daemon *d);
  * same VM's disk on another host holds? vbd_retry_handovers() looks at
  * each such device again (it takes the image once its holder let it go).
  * Main thread; the main loop calls it every VBD_HANDOVER_RETRY_MS while
- * vbd_awaiting_remote() says so.
+ * vbd_awaiting_remote() says so (a device that has waited 10 s is looked
+ * at less often).
  */
 bool vbd_awaiting_remote(const struct daemon *d);
 void vbd_retry_handovers(struct daemon *d);

@@ -86,7 +86,8 @@ hb_be() { echo "/local/domain/$HB/backend/vbd/$1/51712"; }
 # the arriving guest R of S's VM is offered the disk, waits without
 # connecting while S holds the image, and once S's domain is destroyed
 # (as xl does once R runs) it takes the image and reads what S wrote.
-between_hosts() { # S R X TARGET REFUSED
+# WAIT (1.5 s unless given) is how long R waits before S goes.
+between_hosts() { # S R X TARGET REFUSED [WAIT]
 	bh_vm=/vm/5e1f0000-0000-4000-8000-0000000000$1
 	guest "$1" 8M
 	xenstore-write "/local/domain/$1/vm" "$bh_vm"
@@ -119,7 +120,7 @@ between_hosts() { # S R X TARGET REFUSED
 		--timeout-ms 30000 >"$WORK/front-$2.out" 2>&1 3>&- &
 	front=$!
 	BG_PIDS="$BG_PIDS $front"
-	sleep 1.5
+	sleep "${6:-1.5}"
 	assert_node "$(hb_be "$2")/state" 2
 	grep -q "connected:" "$WORK/front-$2.out" &&
 		fail "the arriving guest connected while the sender held the image"

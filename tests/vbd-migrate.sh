@@ -32,7 +32,11 @@ handover 1 2
 note "an image file between two hosts (two daemons; its lock is the file's)"
 write_pattern "$WORK/far.img" $((8 * 2048)) 6
 other_host_start 20
-between_hosts 10 11 12 "$WORK/far.img" "holds it writable"
+# The sender holds on for 11 s: past 10 the other host says it still waits.
+between_hosts 10 11 12 "$WORK/far.img" "holds it writable" 11
+grep -q "vbd 11/51712: .* is still locked by the disk on the other host after 10 s" \
+	"$WORK/blkbackd-b.log" ||
+	fail "the other host did not warn of a hand-over that takes long"
 owner=$(python3 -c 'import os, sys
 print(os.getxattr(sys.argv[1], "user.blkbackd.owner").decode())' \
 	"$WORK/far.img" 2>/dev/null)
