@@ -224,13 +224,23 @@ static int lock_image(struct blk_rbd *r, struct blk_rbd_owner *o, char *why,
 	    !(features & RBD_FEATURE_EXCLUSIVE_LOCK))
 		return 0;
 	ret = lib.rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
-	if (ret < 0) {
+	if (ret == -EROFS || ret == -EBUSY) {
+		/*
+		 * librbd says -EROFS for a lock held elsewhere, which would
+		 * read "Read-only file system": name the holder instead.
+		 */
 		read_owner(r, o);
 		snprintf(why, why_len,
-			 "another client holds its exclusive lock (%s); detach "
-			 "it there, or give every user access=ro",
-			 strerror(-ret));
+			 "another client holds its exclusive lock%s%s%s; "
+			 "detach it there, or give every user access=ro",
+			 o->holder[0] ? " (the disk of " : "", o->holder,
+			 o->holder[0] ? ")" : "");
 		return -EBUSY;
+	}
+	if (ret < 0) {
+		snprintf(why, why_len, "cannot take its exclusive lock: %s",
+			 strerror(-ret));
+		return ret;
 	}
 	r->locked = true;
 	if (o->self && o->self[0])

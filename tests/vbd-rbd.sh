@@ -59,10 +59,12 @@ detach 3 xvdb
 
 note "the exclusive lock keeps a second writer out"
 guest 4 "$size"
+xenstore-write /local/domain/4/vm /vm/5e1f0000-0000-4000-8000-000000000004
 attach 4 xvda "$(target two)"
 guest 5 "$size"
+# The refusal names the holder's VM, not librbd's errno for it (EROFS).
 attach_must_fail 5 "$(target two)" xvda \
-	"another client holds its exclusive lock"
+	"another client holds its exclusive lock (the disk of /vm/5e1f0000-0000-4000-8000-000000000004); detach"
 blkfront 4 --preexisting --seed 99 --ops 100 >/dev/null
 detach 4
 
