@@ -4,18 +4,24 @@
 # NBD export) and tests/vbd-rbd.sh (an RBD image's exclusive lock).
 # docs/migration.md says what the daemon does.
 
-# The sender S: its guest writes seed 5's pattern into the disk TARGET,
-# whose 8 MiB hold it already (the caller wrote it), so that the receiver
-# can check every sector it reads, then keeps the disk connected. The
-# receiver R, of the same VM, is offered the disk although S holds it.
-sender_and_receiver() { # S R TARGET
-	vm=/vm/5e1f0000-0000-4000-8000-00000000000$1
+# The sender S, a guest of VM $vm, writes seed SEED's pattern into the
+# disk TARGET, whose 8 MiB hold it already (the caller wrote it), so that
+# a receiver can check every sector it reads, then keeps the disk
+# connected.
+sender_holds() { # S TARGET SEED
+	vm=/vm/5e1f0000-0000-4000-8000-$(printf %012d "$1")
 	guest "$1" 8M
 	xenstore-write "/local/domain/$1/vm" "$vm"
-	attach "$1" xvda "$3"
-	blkfront "$1" --ops 300 --verify --seed 5 >/dev/null
+	attach "$1" xvda "$2"
+	blkfront "$1" --ops 300 --verify --seed "$3" >/dev/null
 	hold_start "$1" --hold --abandon
 	hold_wait CONNECTED 10
+}
+
+# The sender S writes seed 5's pattern; the receiver R, of the same VM,
+# is offered the disk although S holds it.
+sender_and_receiver() { # S R TARGET
+	sender_holds "$1" "$3" 5
 	guest "$2" 4M
 	xenstore-write "/local/domain/$2/vm" "$vm"
 	attach "$2" xvda "$3"
@@ -25,18 +31,20 @@ sender_and_receiver() { # S R TARGET
 		fail "the daemon did not say vbd $2 waits for the sender's device"
 }
 
-# The receiving guest starts and waits: no second writer. Then the
-# sender's domain is destroyed, as xl does once the receiver runs, and
-# the receiver takes the disk over, after the sender's release.
-handover() { # S R
+# The receiving guest R reads seed SEED's pattern from its disk, whose
+# backend is BE: it must wait WAIT seconds without connecting while the
+# sender S holds the image (no second writer). Then S's domain is
+# destroyed, as xl does once R runs, and R must take the disk over and
+# verify what S wrote.
+receive_after_release() { # S R SEED BE WAIT
 	# Not holding fd 3, the sender's stdin: its end must be the sender's
 	# alone.
-	"$BLKFRONT" --domid "$2" --preexisting --seed 5 --ops 300 --verify \
+	"$BLKFRONT" --domid "$2" --preexisting --seed "$3" --ops 300 --verify \
 		--timeout-ms 30000 >"$WORK/front-$2.out" 2>&1 3>&- &
 	front=$!
 	BG_PIDS="$BG_PIDS $front"
-	sleep 1.5
-	assert_node "$(be_path "$2")/state" 2
+	sleep "$5"
+	assert_node "$4/state" 2
 	grep -q "connected:" "$WORK/front-$2.out" &&
 		fail "the receiver connected while the sender held the image"
 	exec 3>&-
@@ -46,6 +54,12 @@ handover() { # S R
 	blkfront_wait "$2" "$front" "the receiving guest failed after the hand-over"
 	grep -q "verified OK" "$WORK/front-$2.out" ||
 		fail "the receiving guest did not verify: $(cat "$WORK/front-$2.out")"
+}
+
+# In one host: the receiver takes the disk over after the sender's
+# release, in that order in the one daemon's log.
+handover() { # S R
+	receive_after_release "$1" "$2" 5 "$(be_path "$2")" 1.5
 	rel=$(grep -n "vbd $1/51712: released" "$WORK/blkbackd.log" | head -n 1 | cut -d: -f1)
 	took=$(grep -n "vbd $2/51712: took .* over" "$WORK/blkbackd.log" | head -n 1 | cut -d: -f1)
 	if [ -z "$rel" ] || [ -z "$took" ]; then
@@ -88,13 +102,7 @@ hb_be() { echo "/local/domain/$HB/backend/vbd/$1/51712"; }
 # (as xl does once R runs) it takes the image and reads what S wrote.
 # WAIT (1.5 s unless given) is how long R waits before S goes.
 between_hosts() { # S R X TARGET REFUSED [WAIT]
-	bh_vm=/vm/5e1f0000-0000-4000-8000-0000000000$1
-	guest "$1" 8M
-	xenstore-write "/local/domain/$1/vm" "$bh_vm"
-	attach "$1" xvda "$4"
-	blkfront "$1" --ops 300 --verify --seed 6 >/dev/null
-	hold_start "$1" --hold --abandon
-	hold_wait CONNECTED 10
+	sender_holds "$1" "$4" 6
 	guest "$3" 4M
 	xenstore-write "/local/domain/$3/vm" /vm/5e1f0000-0000-4000-8000-0000000000aa
 	"$TOOLSTACK" attach "$3" "$4" xvda --backend-domid "$HB" \
@@ -105,7 +113,7 @@ between_hosts() { # S R X TARGET REFUSED [WAIT]
 	xs_read "$(hb_be "$3")/error" | grep -q "$5" ||
 		fail "dom $3: error node '$(xs_read "$(hb_be "$3")/error")'"
 	guest "$2" 4M
-	xenstore-write "/local/domain/$2/vm" "$bh_vm"
+	xenstore-write "/local/domain/$2/vm" "$vm"
 	"$TOOLSTACK" attach "$2" "$4" xvda --backend-domid "$HB" \
 		>>"$WORK/toolstack.log" 2>&1 ||
 		fail "the other host did not offer the disk to the arriving VM"
@@ -116,21 +124,7 @@ between_hosts() { # S R X TARGET REFUSED [WAIT]
 	grep -q "vbd $2/51712: .* is locked by a disk of the same VM on another host" \
 		"$WORK/blkbackd-b.log" ||
 		fail "the other host's daemon did not say it waits for the image"
-	"$BLKFRONT" --domid "$2" --preexisting --seed 6 --ops 300 --verify \
-		--timeout-ms 30000 >"$WORK/front-$2.out" 2>&1 3>&- &
-	front=$!
-	BG_PIDS="$BG_PIDS $front"
-	sleep "${6:-1.5}"
-	assert_node "$(hb_be "$2")/state" 2
-	grep -q "connected:" "$WORK/front-$2.out" &&
-		fail "the arriving guest connected while the sender held the image"
-	exec 3>&-
-	wait "$HOLD_PID" 2>/dev/null
-	"$TOOLSTACK" destroy "$1" --remove-backends >>"$WORK/toolstack.log" 2>&1 ||
-		fail "destroy dom $1 failed"
-	blkfront_wait "$2" "$front" "the arriving guest failed after the hand-over"
-	grep -q "verified OK" "$WORK/front-$2.out" ||
-		fail "the arriving guest did not verify: $(cat "$WORK/front-$2.out")"
+	receive_after_release "$1" "$2" 6 "$(hb_be "$2")" "${6:-1.5}"
 	grep -q "vbd $1/51712: released" "$WORK/blkbackd.log" ||
 		fail "the sending host did not release the image"
 	grep -q "vbd $2/51712: took .* over" "$WORK/blkbackd-b.log" ||
