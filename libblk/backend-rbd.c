@@ -200,11 +200,11 @@ static int connect_cluster(struct blk_rbd *r, const struct rbd_target *t,
 /* The owner the lock's holder recorded, or "" (none, or unreadable). */
 static void read_owner(struct blk_rbd *r, struct blk_rbd_owner *o)
 {
-	size_t len = sizeof(o->holder);
+	size_t len = o->holder_len;
 
 	if (lib.rbd_metadata_get(r->image, OWNER_KEY, o->holder, &len) < 0)
 		len = 0;
-	o->holder[len < sizeof(o->holder) ? len : sizeof(o->holder) - 1] = '\0';
+	o->holder[len < o->holder_len ? len : o->holder_len - 1] = '\0';
 }
 
 /*

@@ -43,7 +43,8 @@ bool blk_rbd_is_target(const char *target);
  */
 struct blk_rbd_owner {
 	const char *self;
-	char holder[128];
+	char *holder; /* the caller's buffer, of holder_len > 0 bytes */
+	size_t holder_len;
 };
 
 /*

@@ -296,13 +296,13 @@ static int open_nbd(struct blk_image *img, const char *uri, bool readonly)
 static int open_rbd(struct blk_image *img, const char *target, bool readonly,
 		    const char *owner)
 {
-	struct blk_rbd_owner o = { .self = owner };
+	struct blk_rbd_owner o = { .self = owner,
+				   .holder = img->holder,
+				   .holder_len = sizeof(img->holder) };
 	uint64_t bytes;
 	int ret = blk_rbd_open(target, readonly, &o, &img->rbd, &bytes,
 			       img->detail, sizeof(img->detail));
 
-	if (ret == -EBUSY)
-		snprintf(img->holder, sizeof(img->holder), "%s", o.holder);
 	if (ret < 0 && ret != -EBUSY)
 		return ret;
 	img->sectors = bytes >> SECTOR_SHIFT;
