@@ -65,7 +65,7 @@ grep -q '^Host hand-off' "$WORK/table.out" ||
 	fail "the table does not show the host's hand-off cost"
 
 python3 - "$WORK" "$JOBS" "$MAIN_ARMS" "$GUESTS" "$SIZE" <<'PY' || fail "outputs"
-import csv, json, math, sys, xml.etree.ElementTree as ET
+import csv, json, math, os, sys, xml.etree.ElementTree as ET
 
 work, jobs, arms, guests, size = sys.argv[1:]
 jobs, arms = jobs.split(","), arms.split(",")
@@ -90,6 +90,11 @@ check((h["cross_cpu_round_trip_us"] is not None) == (len(h["cpus"]) == 2),
       f"host_handoff cpus {h}")
 check(h["cross_cpu_round_trip_us"] is None or
       h["cross_cpu_round_trip_us"] > 0, f"host_handoff {h}")
+# The images' block device, whose counters give device_us_per_io.
+st = os.stat(work)
+has_disk = os.major(st.st_dev) != 0 and os.access(
+    f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}/stat",
+    os.R_OK)
 res = doc["results"]
 check(len(res) == len(jobs) * len(arms) * len(guests), "result count")
 seen = set()
@@ -139,6 +144,17 @@ for r in res:
         check(pair is None and r[key] is None or
               pair is not None and pair[0] == pair[1] == r[key],
               f"{where}: one repeat, yet {key} spreads {pair}")
+    # Every request of raw and blkbackd reaches the device (O_DIRECT on
+    # evicted images); a request takes more than 0 and less than the run.
+    dev = r["device_us_per_io"]
+    if not has_disk:
+        check(dev is None, f"{where}: device time {dev} without a device")
+    elif r["arm"] in ("raw", "blkbackd"):
+        check(dev is not None and 0 < dev < wall * 1e6,
+              f"{where}: device time {dev}")
+    else:
+        check(dev is None or 0 < dev < wall * 1e6,
+              f"{where}: device time {dev}")
     cpu = r["backend_cpu_us_per_io"]
     if r["arm"] == "raw":
         check(cpu is None and r["cpu_method"] == "none", f"{where}: cpu")

@@ -20,6 +20,7 @@
 
 #include "tools/bench/cleanup.h"
 #include "tools/bench/cpu.h"
+#include "tools/bench/diskstat.h"
 #include "tools/bench/engine-blkif.h"
 #include "tools/bench/engine-uring.h"
 #include "tools/bench/guests.h"
@@ -38,6 +39,7 @@ struct bench {
 	struct bench_results results;
 	struct bench_images images;
 	char workdir[PATH_MAX];
+	struct diskstat_dev disk; /* the images' block device, if any */
 	struct xenhost host;
 	bool host_up;
 	struct rbd_store rbd; /* the RBD arm's cluster and images */
@@ -56,6 +58,7 @@ struct arm_run {
 	struct nbd_server *nbd; /* the NBD arm's servers */
 	uint32_t *domids;
 	double host_busy[2], host_steal[2], daemon_cpu[2];
+	struct diskstat_sample disk[2];
 	uint64_t cached_before, cached_at_start; /* bytes of the images */
 };
 
@@ -85,8 +88,10 @@ static int open_guest_engine(unsigned int guest, void *arg,
 	return engine_uring_open(r->paths[guest], job, out, why, why_len);
 }
 
-static void sample_cpu(struct arm_run *r, int when)
+/* The host's counters at the start (0) or the end (1) of a run. */
+static void sample_host(struct arm_run *r, int when)
 {
+	diskstat_read(&r->b->disk, &r->disk[when]);
 	if (cpu_host_seconds(&r->host_busy[when], &r->host_steal[when]) < 0)
 		r->host_busy[when] = r->host_steal[when] = NAN;
 	if (!uses_daemon(r->arm) ||
@@ -96,12 +101,12 @@ static void sample_cpu(struct arm_run *r, int when)
 
 static void on_started(void *arg)
 {
-	sample_cpu(arg, 0);
+	sample_host(arg, 0);
 }
 
 static void on_finished(void *arg)
 {
-	sample_cpu(arg, 1);
+	sample_host(arg, 1);
 }
 
 /* "[3/12]", or "[warm-up]" for unmeasured runs. */
@@ -299,6 +304,7 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 	if (cpu < 0)
 		cpu = 0; /* host-minus-guests: background noise went negative */
 	s->backend_cpu_us_per_io = cpu / (double)s->ops * 1e6;
+	s->device_us_per_io = diskstat_us_per_io(&r->disk[0], &r->disk[1]);
 	s->cached_before_mib = (double)r->cached_before / (1 << 20);
 	s->cached_at_start_mib = (double)r->cached_at_start / (1 << 20);
 	s->host_busy_pct = (r->host_busy[1] - r->host_busy[0]) /
@@ -337,14 +343,15 @@ static void print_sample(const struct arm_run *r, const struct bench_sample *s)
 	}
 	fprintf(stderr,
 		"%s%s %-9s %-8s N=%-4u guests %.2f-%.2f s (max/min "
-		"%.3f), %.1f MB/s, %.0f IOPS, p50 %.0f p99 %.0f us, host "
+		"%.3f), %.1f MB/s, %.0f IOPS, p50 %.0f p99 %.0f us, device "
+		"%.0f us/io, host "
 		"busy %.0f%% (others %.0f%%) steal %.0f%%, cached %.0f MiB "
 		"before eviction\n",
 		r->b->tty ? "\r" : "", run_label(r->b, label, sizeof(label)),
 		bench_job_name(r->cell->job), bench_arm_name(r->arm),
 		r->cell->n, lo, hi, s->fairness, s->mbps, s->iops, s->p50_us,
-		s->p99_us, s->host_busy_pct, s->host_others_pct,
-		s->host_steal_pct, s->cached_before_mib);
+		s->p99_us, s->device_us_per_io, s->host_busy_pct,
+		s->host_others_pct, s->host_steal_pct, s->cached_before_mib);
 }
 
 static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
@@ -641,6 +648,8 @@ static void make_workdir(struct bench *b)
 		exit(1);
 	}
 	cleanup_set_workdir(b->workdir);
+	/* Without one the device column reads n/a. */
+	diskstat_open(&b->disk, b->workdir);
 }
 
 static unsigned int max_guests(const struct bench_config *cfg)

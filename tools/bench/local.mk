@@ -17,6 +17,7 @@ tools_bench_blkback_bench_SOURCES = \
 	tools/bench/guests.c tools/bench/guests.h \
 	tools/bench/cleanup.c tools/bench/cleanup.h \
 	tools/bench/cpu.c tools/bench/cpu.h \
+	tools/bench/diskstat.c tools/bench/diskstat.h \
 	tools/bench/procinfo.c tools/bench/procinfo.h \
 	tools/bench/idle.c tools/bench/idle.h \
 	tools/xensim/idle-guests.c tools/xensim/idle-guests.h \

@@ -66,6 +66,7 @@ static const struct column columns[] = {
 	{ offsetof(struct bench_sample, p50_us), 0 },
 	{ offsetof(struct bench_sample, p50_added_us), 0 },
 	{ offsetof(struct bench_sample, p99_us), 0 },
+	{ offsetof(struct bench_sample, device_us_per_io), 0 },
 	{ offsetof(struct bench_sample, backend_cpu_us_per_io), 1 },
 };
 
@@ -210,10 +211,11 @@ void report_table(FILE *f, const struct bench_results *r)
 
 		fprintf(f, "\n%s: %s\n", bench_job_name(job),
 			bench_job_summary(job));
-		fprintf(f, "%5s  %-9s %17s %*s %*s %*s %*s %*s %*s %*s\n", "N",
-			"arm", "guest s (min-max)", COL_W, "max/min", COL_W,
-			"MB/s", COL_W, "IOPS", COL_W, "p50 us", COL_W,
-			"p50 +raw us", COL_W, "p99 us", COL_W, "cpu us/io");
+		fprintf(f, "%5s  %-9s %17s %*s %*s %*s %*s %*s %*s %*s %*s\n",
+			"N", "arm", "guest s (min-max)", COL_W, "max/min",
+			COL_W, "MB/s", COL_W, "IOPS", COL_W, "p50 us", COL_W,
+			"p50 +raw us", COL_W, "p99 us", COL_W, "dev us/io",
+			COL_W, "cpu us/io");
 		for (unsigned int g = 0; g < cfg->nr_guests; g++)
 			for (unsigned int a = 0; a < cfg->nr_arms; a++)
 				table_row(f,
@@ -225,6 +227,9 @@ void report_table(FILE *f, const struct bench_results *r)
 	fprintf(f,
 		"\np50 +raw us: the arm's p50 latency minus raw's, repeat by "
 		"repeat (the added latency).\n"
+		"dev us/io: the mean time a request to the images' block "
+		"device took there\n  (/sys/dev/block/*/stat), whoever sent "
+		"it: what the device itself added.\n"
 		"cpu us/io: the backend's CPU per I/O: blkbackd = the daemon "
 		"process (/proc/PID/stat);\n* loop = host busy CPU "
 		"(/proc/stat) minus the guests' own, which includes anything "
@@ -269,6 +274,7 @@ static const char *const csv_appended[] = {
 	"host_busy_pct",
 	"host_steal_pct",
 	"host_others_pct",
+	"device_us_per_io",
 };
 #define NR_APPENDED (sizeof(csv_appended) / sizeof(csv_appended[0]))
 

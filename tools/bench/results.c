@@ -33,6 +33,7 @@ const struct bench_metric bench_metrics[] = {
 	METRIC("host_busy_pct", host_busy_pct, 1),
 	METRIC("host_steal_pct", host_steal_pct, 1),
 	METRIC("host_others_pct", host_others_pct, 1),
+	METRIC("device_us_per_io", device_us_per_io, 1),
 };
 
 const unsigned int bench_nr_metrics =
@@ -137,6 +138,7 @@ GETTER(p50_us)
 GETTER(p99_us)
 GETTER(backend_cpu_us_per_io)
 GETTER(guest_cpu_us_per_io)
+GETTER(device_us_per_io)
 GETTER(p50_added_us)
 GETTER(ops)
 GETTER(bytes)
@@ -176,6 +178,7 @@ static int summarise_cell(struct bench_cell *c)
 	SUMMARISE(c, p99_us);
 	SUMMARISE(c, backend_cpu_us_per_io);
 	SUMMARISE(c, guest_cpu_us_per_io);
+	SUMMARISE(c, device_us_per_io);
 	SUMMARISE(c, p50_added_us);
 	SUMMARISE(c, cached_before_mib);
 	SUMMARISE(c, cached_at_start_mib);

@@ -56,6 +56,12 @@ struct bench_sample {
 	double p50_us, p99_us;
 	double backend_cpu_us_per_io; /* NaN when not applicable */
 	double guest_cpu_us_per_io;
+	/*
+	 * Mean time a request to the images' block device took there (its
+	 * read and write ticks over its requests, /sys/dev/block): for raw
+	 * and blkbackd the device's share of the latency; NaN without one.
+	 */
+	double device_us_per_io;
 	/* p50 minus raw's p50 in the same repeat, job and N; NaN for raw. */
 	double p50_added_us;
 	uint64_t ops, bytes;
