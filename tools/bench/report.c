@@ -229,7 +229,7 @@ void report_table(FILE *f, const struct bench_results *r)
 		"repeat (the added latency).\n"
 		"dev us/io: the mean time a request to the images' block "
 		"device took there\n  (/sys/dev/block/*/stat), whoever sent "
-		"it: what the device itself added.\n"
+		"it: the device's share of the latency.\n"
 		"cpu us/io: the backend's CPU per I/O: blkbackd = the daemon "
 		"process (/proc/PID/stat);\n* loop = host busy CPU "
 		"(/proc/stat) minus the guests' own, which includes anything "
