@@ -55,7 +55,11 @@ int diskstat_read(const struct diskstat_dev *d, struct diskstat_sample *s)
 double diskstat_us_per_io(const struct diskstat_sample *a,
 			  const struct diskstat_sample *b)
 {
-	if (b->ios <= a->ios || b->ms < a->ms)
+	/*
+	 * The ticks are whole milliseconds: a run whose few device requests
+	 * took under one in all reads 0, which is no time, so NaN too.
+	 */
+	if (b->ios <= a->ios || b->ms <= a->ms)
 		return NAN;
 	return (double)(b->ms - a->ms) * 1000.0 / (double)(b->ios - a->ios);
 }

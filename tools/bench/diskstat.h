@@ -28,7 +28,10 @@ struct diskstat_sample {
 int diskstat_open(struct diskstat_dev *d, const char *dir);
 /* -errno, and @s zeroed, when there is no device or its file is unreadable. */
 int diskstat_read(const struct diskstat_dev *d, struct diskstat_sample *s);
-/* Mean microseconds per request from @a to @b; NaN when none completed. */
+/*
+ * Mean microseconds per request from @a to @b; NaN when none completed, or
+ * when all of them took under the counters' resolution (1 ms in all).
+ */
 double diskstat_us_per_io(const struct diskstat_sample *a,
 			  const struct diskstat_sample *b);
 
