@@ -147,6 +147,13 @@ int blk_engine_watch_fd(struct blk_engine *e, int fd, uint64_t tag)
 	return 0;
 }
 
+/*
+ * One multishot poll watches the event channel for as long as the kernel
+ * keeps it: every batch of events then costs a completion, not also a
+ * poll armed anew on the device (its wait queue taken and left each time).
+ * The kernel ends it on an error or an overflowing completion queue; the
+ * next pass arms it again.
+ */
 static void arm_evtchn(struct blk_engine *e)
 {
 	struct io_uring_sqe *sqe;
@@ -159,7 +166,7 @@ static void arm_evtchn(struct blk_engine *e)
 		e->come_back = true;
 		return;
 	}
-	io_uring_prep_poll_add(sqe, e->evtchn_fd, POLLIN);
+	io_uring_prep_poll_multishot(sqe, e->evtchn_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, TAG_EVTCHN);
 	e->evtchn_armed = true;
 }
@@ -530,7 +537,8 @@ static void reap_cqes(struct blk_engine *e)
 				    cqe->res);
 			break;
 		case TAG_EVTCHN:
-			e->evtchn_armed = false;
+			if (!(cqe->flags & IORING_CQE_F_MORE))
+				e->evtchn_armed = false;
 			drain_evtchn(e);
 			break;
 		case TAG_FD:
