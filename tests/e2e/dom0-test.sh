@@ -378,7 +378,8 @@ install_package() { # NAME ROOT
 DPID=
 DAEMON_CMD=
 # Install blkbackd's package (once) and read the command line of its
-# installed unit file into DAEMON_CMD.
+# installed unit file into DAEMON_CMD, with the options of
+# BLKBACKD_E2E_DAEMON_ARGS after it.
 install_blkbackd() {
 	local unit
 	[ -z "$DAEMON_CMD" ] || return 0
@@ -390,6 +391,9 @@ install_blkbackd() {
 		return 1
 	fi
 	DAEMON_CMD=$(sed -n 's/^ExecStart=[-@+!:]*//p' "$unit" | head -n 1)
+	# BLKBACKD_E2E_DAEMON_ARGS (run.sh): options under measurement.
+	DAEMON_CMD="$DAEMON_CMD $(cat "$E/daemon-args" 2>/dev/null)"
+	DAEMON_CMD=${DAEMON_CMD% }
 	echo "e2e: $unit: ExecStart=$DAEMON_CMD (no systemd in this dom0:" \
 		"started by hand with the unit's LimitMEMLOCK/LimitNOFILE/UMask)"
 }

@@ -22,6 +22,9 @@
 #                             must recover from: "triple-fault" (the first
 #                             try of the PVH and HVM guests), "dom0-crash"
 #                             (the first boot of the Debian 13 dom0)
+#   BLKBACKD_E2E_DAEMON_ARGS  options added to the unit's command line of
+#                             every daemon the test starts, to measure
+#                             one (e.g. "--cache=writeback") [none]
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -33,6 +36,7 @@ results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
 parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd kernel concurrency xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
+daemon_args=${BLKBACKD_E2E_DAEMON_ARGS:-}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -220,6 +224,7 @@ make_work_disk() {
 	echo $((timeout_s - 100)) >"$s/e2e/deadline"
 	echo "$parts" >"$s/e2e/parts"
 	echo "$inject" >"$s/e2e/inject"
+	echo "$daemon_args" >"$s/e2e/daemon-args"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
