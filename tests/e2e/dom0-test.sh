@@ -107,12 +107,24 @@ try_doomed() {
 	xl dmesg | grep -q 'Triple fault'
 }
 
+# The guest is gone: xl knows no such domain, on three looks 4 s apart.
+# On 2 December `xl domid` failed just after the HVM guest's `xl create`
+# while the guest ran on (its device model read its disk for 180 s more):
+# one failure is not a death.
+guest_gone() { # GUEST
+	local look
+	for look in 1 2 3; do
+		domid_of "$1" >/dev/null && return 1
+		[ $look = 3 ] || sleep 4
+	done
+}
+
 # Wait until the guest's console shows PATTERN; fail early if it dies.
 wait_console() {
 	local guest=$1 pattern=$2 secs=$3 end=$((SECONDS + $3))
 	while ! grep -q -- "$pattern" "$(console "$guest")" 2>/dev/null; do
-		if ! domid_of "$guest" >/dev/null; then
-			diagnose "$guest" "died waiting for '$pattern'"
+		if guest_gone "$guest"; then
+			diagnose "$guest" "died waiting for '$pattern' ($(xl domid "$guest" 2>&1 | tail -n 1))"
 			return 1
 		fi
 		if [ "$SECONDS" -ge "$end" ] || out_of_time || try_doomed; then
