@@ -393,7 +393,7 @@ DAEMON_CMD=
 # installed unit file into DAEMON_CMD, with the options of
 # BLKBACKD_E2E_DAEMON_ARGS after it.
 install_blkbackd() {
-	local unit
+	local unit args
 	[ -z "$DAEMON_CMD" ] || return 0
 	install_package package-installed / || return 1
 	unit=$(ls /lib/systemd/system/blkbackd.service \
@@ -404,8 +404,8 @@ install_blkbackd() {
 	fi
 	DAEMON_CMD=$(sed -n 's/^ExecStart=[-@+!:]*//p' "$unit" | head -n 1)
 	# BLKBACKD_E2E_DAEMON_ARGS (run.sh): options under measurement.
-	DAEMON_CMD="$DAEMON_CMD $(cat "$E/daemon-args" 2>/dev/null)"
-	DAEMON_CMD=${DAEMON_CMD% }
+	args=$(cat "$E/daemon-args" 2>/dev/null)
+	DAEMON_CMD="$DAEMON_CMD${args:+ $args}"
 	echo "e2e: $unit: ExecStart=$DAEMON_CMD (no systemd in this dom0:" \
 		"started by hand with the unit's LimitMEMLOCK/LimitNOFILE/UMask)"
 }
