@@ -14,7 +14,8 @@
 #    "e2e-pvh", a PVH guest, and "e2e-hvm", an HVM guest booted through
 #    its firmware from its emulated IDE disk (QEMU, in dom0), which hands
 #    over to its PV disk, each with a pattern written by dom0 and one
-#    written by the guest, and created once more if it triple-faults.
+#    written by the guest, and created once more if it triple-faults (or,
+#    the HVM guest, if its firmware stops reading its disk).
 # 3. dom0 checks: the images hold what the guests wrote and flushed, the
 #    daemon logged no error and, once the guests are gone, holds no grant
 #    mappings, event channels or image file descriptors.
@@ -98,13 +99,15 @@ diagnose() { # GUEST WHAT
 # Inside a try (triple_fault_tries, pattern_guest: TRY_WATCH is set, and
 # Xen's log was emptied when the try began) a wait ends too once Xen has
 # logged a triple fault: that try is dropped whatever it waits for, and
-# its guest is gone. Xen's log is read every few seconds, not every round.
+# its guest is gone. Likewise in an HVM guest's try (FIRMWARE_WATCH) once
+# its firmware stalled (firmware_stuck). Xen's log and the device model's
+# count are read every few seconds, not every round.
 TRY_WATCH=
 try_next_look=0
 try_doomed() {
 	[ -n "$TRY_WATCH" ] && [ "$SECONDS" -ge "$try_next_look" ] || return 1
 	try_next_look=$((SECONDS + 5))
-	xl dmesg | grep -q 'Triple fault'
+	xl dmesg | grep -q 'Triple fault' || firmware_stuck
 }
 
 # The guest is gone: xl knows no such domain, on three looks 4 s apart.
@@ -902,8 +905,10 @@ hvm_with_hap() {
 }
 
 # Start the guest and wait for its disk; 0 when it is up, TRIPLE_FAULT
-# when it triple-faulted on the way, 1 on any other failure.
+# when it triple-faulted on the way, FIRMWARE_STALL when its firmware
+# stalled (firmware_stalled), 1 on any other failure.
 TRIPLE_FAULT=3
+FIRMWARE_STALL=4
 # How many tries a PVH or HVM guest's scenario gets before a triple fault
 # in every one of them fails it (pattern_guest, triple_fault_tries). Under
 # this emulation about one PVH boot in two or three triple-faults (3 of 7
@@ -938,6 +943,7 @@ boot_guest() { # NAME
 		return 0
 	fi
 	! triple_faulted "$g" "$domid" || return $TRIPLE_FAULT
+	! firmware_stalled "$g" "$domid" || return $FIRMWARE_STALL
 	result FAIL "$g/disk-connected" "no E2E-STARTED from the guest"
 	timeout 60 xl destroy "$g" >/dev/null 2>&1
 	return 1
@@ -951,6 +957,59 @@ triple_faulted() { # NAME DOMID
 	[ -n "$2" ] || return 1
 	xl dmesg | grep -q "d${2}v[0-9]* Triple fault" || return 1
 	echo "e2e: $1 (domain $2) triple-faulted: $(xl dmesg | grep -m 1 "d${2}v[0-9]* Triple fault")"
+	timeout 60 xl destroy "$1" >/dev/null 2>&1
+	return 0
+}
+
+# Under this emulation the HVM guest's firmware now and then stops reading
+# its emulated IDE disk for good: on 2 December its device model's count
+# of bytes read (rchar) stayed at 8451171 in the last 49 of the 75 samples
+# of the 602 s boot wait, "Loading vmlinuz..." on the console, and the try
+# failed disk-connected for QEMU's reasons, not blkbackd's. A healthy load
+# moved the count by 300 KB or more in every 5 s sample (70-164 KiB/s,
+# 11.5 MB in about 180 s), so FIRMWARE_STALL_S without a byte is a stall,
+# with a wide margin for a slow host.
+FIRMWARE_STALL_S=120
+# The HVM guest whose try is watched (pattern_guest_try sets it).
+FIRMWARE_WATCH=
+fw_seen=
+fw_since=0
+# SYSLINUX is loading the kernel or initramfs: it has started ("Loading"),
+# so the emulated disk works and is the image blkbackd named, and it has
+# not finished (no "initrd.xz...ok"). Only then is a silent device model
+# the firmware's stall: before, it can be a disk QEMU never got; after,
+# the guest's Linux has unplugged the emulated disk and may be waiting for
+# blkbackd.
+syslinux_loading() { # GUEST
+	local log
+	log=$(console "$1")
+	grep -q 'Loading ' "$log" 2>/dev/null &&
+		! grep -q 'initrd\.xz.*ok' "$log" 2>/dev/null
+}
+# The watched guest's firmware stalled: its device model has read nothing
+# for FIRMWARE_STALL_S while SYSLINUX loads and blkbackd has not connected
+# its disk. Never once the disk connected: from then on a stuck guest is
+# judged (it may be blkbackd's). Counts from the first look at a count,
+# so from try_doomed's looks, every 5 s.
+firmware_stuck() {
+	local domid qpid rchar
+	[ -n "$FIRMWARE_WATCH" ] && domid=$(domid_of "$FIRMWARE_WATCH") &&
+		! disk_connected "$domid" && syslinux_loading "$FIRMWARE_WATCH" &&
+		qpid=$(device_model_pid "$domid") || return 1
+	rchar=$(rchar_of "$qpid")
+	[ -n "$rchar" ] || return 1
+	if [ "$qpid $rchar" != "$fw_seen" ]; then
+		fw_seen="$qpid $rchar"
+		fw_since=$SECONDS
+		return 1
+	fi
+	[ $((SECONDS - fw_since)) -ge "$FIRMWARE_STALL_S" ]
+}
+# After a failed wait for the disk: the firmware stalled (firmware_stuck);
+# the guest, which would wait for ever, is destroyed.
+firmware_stalled() { # NAME DOMID
+	[ "$FIRMWARE_WATCH" = "$1" ] && firmware_stuck || return 1
+	echo "e2e: $1 (domain $2): the firmware stalled: its device model read nothing for $((SECONDS - fw_since)) s, at ${fw_seen#* } bytes, console: $(tr -d '\r' <"$(console "$1")" | grep -v '^ *$' | tail -n 1 | cut -c1-70)"
 	timeout 60 xl destroy "$1" >/dev/null 2>&1
 	return 0
 }
@@ -999,8 +1058,9 @@ PATTERN_ARGS=$(pattern_args 1)
 # One try of the guest (of TYPE pvh or hvm) on IMAGE: create it, run CHECK
 # while it runs, wait for its workload and shut it down.  Its domain id
 # goes to $R/NAME.domid.  Returns TRIPLE_FAULT when the guest triple-faulted
-# (it is then gone), 1 when it did not boot, else 0: the checks of the
-# guest's results follow.
+# (it is then gone), FIRMWARE_STALL when an HVM guest's firmware stalled
+# before its disk connected (destroyed), 1 when it did not boot, else 0:
+# the checks of the guest's results follow.
 # With the triple-fault injection an HVM guest's first try reboots by a
 # triple fault (reboot=t) once its I/O is done (e2e_triple_fault=1). Not
 # a PVH guest's: its Linux reboots through Xen whatever reboot= says, so
@@ -1011,6 +1071,7 @@ pattern_guest_try() { # NAME TYPE IMAGE CHECK TRY
 	[ "$5" != 1 ] || [ "$2" != hvm ] || ! injected triple-fault ||
 		args="$args reboot=t e2e_triple_fault=1"
 	rm -f "$R/$g.domid"
+	[ "$2" != hvm ] || FIRMWARE_WATCH=$g
 	if [ "$2" = hvm ] &&
 		! boot_area_args "$3" "console=ttyS0 loglevel=4 $args"; then
 		result FAIL "$g/boot-area-args" "cannot write syslinux.cfg on $3"
@@ -1053,37 +1114,50 @@ replay_results() { # FILE
 # A try that triple-faulted is not judged: its lines are printed as
 # dropped, dom0 waits until the backend is gone and blkbackd closed the
 # image, and the guest is created once more, up to TRIES times, and judged
-# on the first try without one.  Pattern A still holds then (no try writes
-# there) and each try writes pattern B with its own seed over whatever the
-# ones before left.
+# on the first try without one.  So is a try whose firmware stalled
+# (boot_guest), which is never counted: it stalled before blkbackd had
+# anything to do with the guest's boot.  Pattern A still holds then (no
+# try writes there) and each try writes pattern B with its own seed over
+# whatever the ones before left.
 pattern_guest() { # NAME TYPE IMAGE [CHECK]
-	local g=$1 domid try=0 counted=0 rc out=$R/$1.try why
+	local g=$1 domid try=0 counted=0 rc out=$R/$1.try why what
 	while :; do
 		try=$((try + 1))
 		xl dmesg -c >/dev/null
 		(TRY_WATCH=1 pattern_guest_try "$1" "$2" "$3" "${4:-}" $try) >"$out" 2>&1
 		rc=$?
 		domid=$(cat "$R/$g.domid" 2>/dev/null)
-		[ $rc -eq $TRIPLE_FAULT ] || break
-		why="after a triple fault"
-		if disk_connected "$domid"; then
-			counted=$((counted + 1))
+		if [ $rc -eq $FIRMWARE_STALL ]; then
+			what=firmware-stall
+			why="as the firmware stalled before its disk connected (not counted)"
+		elif [ $rc -eq $TRIPLE_FAULT ]; then
+			what=triple-fault
+			why="after a triple fault"
+			if disk_connected "$domid"; then
+				counted=$((counted + 1))
+			else
+				why="$why before its disk connected (not counted)"
+			fi
 		else
-			why="$why before its disk connected (not counted)"
+			break
 		fi
 		[ $counted -lt "$TRIES" ] && [ $try -lt "$MAX_TRIES" ] || break
 		sed "s/^/e2e: $g try $try, dropped $why: /" "$out"
-		mv "$(console "$g")" "$(console "$g").triple-fault.$try" 2>/dev/null
+		mv "$(console "$g")" "$(console "$g").$what.$try" 2>/dev/null
 		backend_gone "$domid"
 		if wait_until 30 "! daemon_fd_targets | grep -qxF '$3'"; then
-			result PASS "$g/image-closed-after-triple-fault"
+			result PASS "$g/image-closed-after-$what"
 		else
-			result FAIL "$g/image-closed-after-triple-fault" "blkbackd still has $3 open"
+			result FAIL "$g/image-closed-after-$what" "blkbackd still has $3 open"
 		fi
 	done
 	replay_results "$out"
 	if [ $rc -eq $TRIPLE_FAULT ]; then
 		result FAIL "$g/a-try-without-triple-fault" "domain $domid triple-faulted in try $try too ($counted of $try after the disk connected)"
+		return
+	fi
+	if [ $rc -eq $FIRMWARE_STALL ]; then
+		result FAIL "$g/disk-connected" "the firmware stalled in try $try too, the last allowed (MAX_TRIES)"
 		return
 	fi
 	# Not booted (its failure is among the lines above): nothing to judge.
@@ -1115,6 +1189,9 @@ device_model_pid() {
 	done
 	return 1
 }
+
+# How many bytes process PID has read so far (rchar in /proc/PID/io).
+rchar_of() { sed -n 's/^rchar: //p' "/proc/$1/io" 2>/dev/null; }
 
 # While the HVM guest runs: QEMU got the image for its emulated disk from
 # physical-device-path (which blkbackd writes), and closed it when the
