@@ -211,6 +211,18 @@ struct stats_query {
 	bool one; /* only domid/devid */
 };
 
+static json_object *moves_of(const struct vbd_moves *m)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "count", json_object_new_uint64(m->count));
+	json_object_object_add(o, "paused_us",
+			       json_object_new_uint64(m->paused_ns / 1000));
+	json_object_object_add(o, "closing_us",
+			       json_object_new_uint64(m->closing_ns / 1000));
+	return o;
+}
+
 static void add_stats(const struct vbd_info *v, void *arg)
 {
 	struct stats_query *q = arg;
@@ -228,6 +240,7 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "waited_for_buffers",
 			       json_object_new_uint64(s->parked_no_buffers));
 	json_object_object_add(o, "merged", json_object_new_uint64(s->merged));
+	json_object_object_add(o, "moves", moves_of(&v->moves));
 	json_object_object_add(o, "in_flight",
 			       json_object_new_uint64(s->in_flight));
 	json_object_object_add(o, "host_errors", host_errors(v));

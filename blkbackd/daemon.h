@@ -18,6 +18,7 @@
 struct worker;
 struct vbd;
 struct host_errors;
+struct balance;
 
 struct daemon {
 	struct options opts;
@@ -43,6 +44,8 @@ struct daemon {
 
 	struct vbd *vbds;
 	unsigned int nr_vbds;
+	unsigned int moving_rings; /* vbd_move_ring()s under way */
+	struct balance *balance; /* see balance.h */
 	uint64_t next_cookie;
 };
 

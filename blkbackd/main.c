@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkbackd/balance.h"
 #include "blkbackd/control.h"
 #include "blkbackd/daemon.h"
 #include "blkbackd/host-errors.h"
@@ -105,7 +106,7 @@ static int start_workers(struct daemon *d)
 	blk_budget_init(&d->buffers, (long)d->opts.buffer_mib * MIB_PAGES);
 
 	d->workers = calloc(n, sizeof(*d->workers));
-	if (!d->workers)
+	if (!d->workers || balance_new(&d->balance) < 0)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < n; i++) {
 		ret = worker_start(&d->workers[i], i, d->broken_fd[1],
@@ -134,6 +135,8 @@ static void stop_workers(struct daemon *d)
 	free(d->workers);
 	d->workers = NULL;
 	d->nr_workers = 0;
+	balance_free(d->balance);
+	d->balance = NULL;
 }
 
 /* Watch each backend directory the serve setting names. */
@@ -239,6 +242,7 @@ static int64_t now_ms(void)
 struct timers {
 	int64_t next_check; /* vbd_check_images() */
 	int64_t next_handover; /* vbd_retry_handovers(), while one waits */
+	int64_t next_balance; /* balance_run(), with two workers or more */
 	int64_t ping_ms; /* systemd's watchdog: 0 when it has none */
 	int64_t next_ping;
 };
@@ -260,8 +264,8 @@ static void timers_init(struct timers *t)
 
 /*
  * Run what is due, and return the poll() timeout: until the next of the
- * image check, a migration's retry, the watchdog ping and the host
- * errors' summaries owed (@errors_ms, -1 for none).
+ * image check, sharing the workers, a migration's retry, the watchdog ping and
+ * the host errors' summaries owed (@errors_ms, -1 for none).
  */
 static int timers(struct daemon *d, struct timers *t, int errors_ms)
 {
@@ -272,6 +276,14 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 		t->next_check = now + VBD_IMAGE_CHECK_MS;
 	}
 	soonest = t->next_check;
+	if (d->opts.rebalance_ms && d->nr_workers > 1) {
+		if (now >= t->next_balance) {
+			balance_run(d->balance, d, d->opts.rebalance_ms);
+			t->next_balance = now + d->opts.rebalance_ms;
+		}
+		if (t->next_balance < soonest)
+			soonest = t->next_balance;
+	}
 	if (vbd_awaiting_remote(d)) {
 		if (now >= t->next_handover) {
 			vbd_retry_handovers(d);

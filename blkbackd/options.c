@@ -38,6 +38,7 @@ enum option_id {
 	OPT_ID_PERSISTENT_GRANTS,
 	OPT_ID_POLL_US,
 	OPT_ID_STAGE_TIMING,
+	OPT_ID_REBALANCE_MS,
 	OPT_ID_STATE_DIR,
 	OPT_ID_CONTROL_SOCKET,
 	OPT_ID_MAX_PERSISTENT_GRANTS,
@@ -148,6 +149,13 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.name = "stage-timing", .kind = OPT_FLAG,
 		.help = "time each request's stages (see SIGUSR1)",
 		.choices = yes_no, .def = 0, FIELD(FIELD_BOOL, stage_timing),
+	},
+	[OPT_ID_REBALANCE_MS] = {
+		.name = "rebalance-ms", .kind = OPT_NUMBER, .metavar = "N",
+		.help = "every N ms, move a busy ring off a crowded worker "
+			"(0: never)",
+		.min = 0, .max = 60000, .def = 1000,
+		FIELD(FIELD_UINT, rebalance_ms),
 	},
 	[OPT_ID_STATE_DIR] = {
 		.name = "state-dir", .kind = OPT_PATH, .metavar = "DIR",

@@ -41,6 +41,7 @@ struct options {
 	unsigned int error_log_interval; /* seconds between error summaries */
 	unsigned int nbd_reconnect_timeout; /* seconds requests wait for NBD */
 	bool stage_timing; /* time each request's stages */
+	unsigned int rebalance_ms; /* balance.h's interval, 0: never */
 	unsigned int limit_iops; /* a disk's default limit, 0: none */
 	unsigned int limit_bandwidth_mib; /* MiB/s, the same */
 	const char *state_dir; /* ring journals; NULL: none */

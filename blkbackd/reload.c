@@ -43,6 +43,12 @@ static void apply_limit_bandwidth(struct daemon *d, const struct options *fresh)
 }
 
 /* The settings a reload applies; see reload.h for why only these. */
+/* Sharing the workers: the main loop reads the interval at each turn. */
+static void apply_rebalance(struct daemon *d, const struct options *fresh)
+{
+	d->opts.rebalance_ms = fresh->rebalance_ms;
+}
+
 static const struct {
 	const char *name;
 	void (*apply)(struct daemon *d, const struct options *fresh);
@@ -51,6 +57,7 @@ static const struct {
 	{ "error-log-interval", apply_error_log_interval },
 	{ "limit-iops", apply_limit_iops },
 	{ "limit-bandwidth-mib", apply_limit_bandwidth },
+	{ "rebalance-ms", apply_rebalance },
 };
 
 static void apply_change(const struct opt_desc *opt, void *arg)

@@ -31,6 +31,16 @@
 
 #define VBD_PATH_MAX 192
 
+/* One of a device's rings, as the main thread knows it. */
+struct vbd_queue {
+	struct worker *w; /* serving it */
+	struct blk_backend *backend; /* where its I/O goes; ours, lent to w */
+	/* As it was connected, to connect it again on another worker. */
+	struct blk_conn_params params;
+	struct worker *moving_to; /* vbd_move_ring() under way */
+	uint64_t move_start_ns; /* when it began, while moving_to is set */
+};
+
 struct vbd {
 	struct vbd *next;
 	struct daemon *d;
@@ -53,11 +63,13 @@ struct vbd {
 	bool discard_enable; /* the toolstack's discard-enable */
 	struct blk_backend_features features; /* as published at InitWait */
 	uint32_t sector_size; /* as published at Connected */
-	/* The worker serving each queue's ring; nr_queues is 0 when idle. */
-	struct worker *queue[BLK_MAX_QUEUES];
-	/* Where each queue's I/O goes; ours, lent to its worker. */
-	struct blk_backend *backend[BLK_MAX_QUEUES];
+	/* Its rings; nr_queues is 0 (and queue NULL) when it has none. */
+	struct vbd_queue *queue;
 	unsigned int nr_queues;
+	/* The counters of rings that moved, up to their move; or NULL. */
+	struct blk_stats *moved;
+	/* Its rings' moves since it was attached, and their pauses in all. */
+	struct vbd_moves moves;
 	/*
 	 * Queues whose rings are still closing (vbd_disconnect_as()): the
 	 * device waits for them, and their counters are summed in @final.
@@ -162,10 +174,12 @@ static struct vbd *vbd_new(struct daemon *d, unsigned int root, uint32_t domid,
 static void vbd_stats(struct vbd *v, struct blk_stats *sum)
 {
 	*sum = (struct blk_stats){ 0 };
+	if (v->moved)
+		blk_stats_add(sum, v->moved);
 	for (unsigned int q = 0; q < v->nr_queues; q++) {
 		struct blk_stats one;
 
-		if (worker_stats(v->queue[q], queue_cookie(v, q), &one) == 0)
+		if (worker_stats(v->queue[q].w, queue_cookie(v, q), &one) == 0)
 			blk_stats_add(sum, &one);
 	}
 }
@@ -177,13 +191,17 @@ static void vbd_stats(struct vbd *v, struct blk_stats *sum)
 static bool vbd_queue_closed(struct vbd *v, unsigned int q,
 			     const struct blk_stats *final)
 {
-	blk_backend_destroy(v->backend[q]);
-	v->backend[q] = NULL;
+	blk_backend_destroy(v->queue[q].backend);
+	v->queue[q].backend = NULL;
 	if (v->final && final)
 		blk_stats_add(v->final, final);
 	if (--v->closing)
 		return false;
+	free(v->queue);
+	v->queue = NULL;
 	v->nr_queues = 0;
+	free(v->moved);
+	v->moved = NULL;
 	log_info("%s: disconnected", v->name);
 	if (v->final)
 		stats_log(v->name, v->final);
@@ -207,11 +225,19 @@ static void vbd_disconnect_as(struct vbd *v, enum blk_disconnect_mode mode)
 		return;
 	/* Its counters are logged once all are in; without memory, not. */
 	v->final = calloc(1, sizeof(*v->final));
+	if (v->final && v->moved)
+		blk_stats_add(v->final, v->moved);
 	v->closing = n;
 	for (unsigned int q = 0; q < n; q++) {
-		struct worker *w = v->queue[q];
+		struct vbd_queue *vq = &v->queue[q];
 
-		if (worker_disconnect(w, queue_cookie(v, q), mode) < 0)
+		/* A ring on its way to another worker is closing already. */
+		if (vq->moving_to) {
+			vq->moving_to = NULL;
+			v->d->moving_rings--;
+			continue;
+		}
+		if (worker_disconnect(vq->w, queue_cookie(v, q), mode) < 0)
 			vbd_queue_closed(v, q, NULL);
 	}
 }
@@ -863,6 +889,20 @@ static uint64_t vbd_capacity(const struct vbd *v)
 	return v->image.sectors * BLKIF_SECTOR_SIZE / v->sector_size;
 }
 
+/* Connecting failed: without a ring connected, the device has none. */
+static int vbd_queues_failed(struct vbd *v, int err)
+{
+	if (!v->nr_queues) {
+		free(v->queue);
+		v->queue = NULL;
+	}
+	return err;
+}
+
+/*
+ * Connect the frontend's rings, each on the worker with the fewest. When
+ * one fails, those connected before it stay, for vbd_disconnect() to close.
+ */
 static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 {
 	struct blk_conn_params p = {
@@ -882,6 +922,11 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 		.throttle = &v->throttle,
 	};
 
+	v->queue = calloc(fe->nr_queues, sizeof(*v->queue));
+	if (!v->queue) {
+		vbd_fail(v, "out of memory for %u rings", fe->nr_queues);
+		return -ENOMEM;
+	}
 	for (unsigned int q = 0; q < fe->nr_queues; q++) {
 		const struct blk_frontend_queue *fq = &fe->queue[q];
 		struct worker *w = least_loaded_worker(v->d);
@@ -896,7 +941,7 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 				 q, v->image_path, strerror(-ret),
 				 v->image.detail[0] ? ": " : "",
 				 v->image.detail);
-			return ret;
+			return vbd_queues_failed(v, ret);
 		}
 		ret = worker_connect(w, &p);
 		if (ret < 0) {
@@ -907,10 +952,11 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 				 ": %s",
 				 q, fq->ring_refs[0], 1u << fe->ring_order,
 				 fq->event_channel, strerror(-ret));
-			return ret;
+			return vbd_queues_failed(v, ret);
 		}
-		v->queue[q] = w;
-		v->backend[q] = p.backend;
+		v->queue[q] = (struct vbd_queue){ .w = w,
+						  .backend = p.backend,
+						  .params = p };
 		v->nr_queues = q + 1;
 		log_debug("%s: queue %u on worker %u", v->name, q,
 			  worker_index(w));
@@ -1510,7 +1556,8 @@ static void vbd_resize(struct vbd *v)
 	if (!v->nr_queues || v->closing)
 		return;
 	for (unsigned int q = 0; q < v->nr_queues; q++)
-		worker_resize(v->queue[q], queue_cookie(v, q), vbd_capacity(v));
+		worker_resize(v->queue[q].w, queue_cookie(v, q),
+			      vbd_capacity(v));
 	ret = blk_xenbus_resized(v->d->xs, v->be, vbd_capacity(v));
 	if (ret < 0)
 		log_err("%s: cannot publish the new size: %s", v->name,
@@ -1533,6 +1580,99 @@ int vbd_resize_one(struct daemon *d, uint32_t domid, uint32_t devid)
 	return 0;
 }
 
+/* ---- moving rings between workers (balance.c decides which) ---- */
+
+int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to)
+{
+	struct vbd *v = vbd_by_cookie(d, cookie);
+	unsigned int q = cookie & ((1ull << QUEUE_BITS) - 1);
+	struct vbd_queue *vq;
+	int ret;
+
+	/*
+	 * Not while the device closes; not an NBD disk's ring, whose backend
+	 * is a connection to its server that a move would make anew.
+	 */
+	if (!v || q >= v->nr_queues || v->closing || v->image.nbd_uri)
+		return -EBUSY;
+	vq = &v->queue[q];
+	if (vq->moving_to || vq->w == to)
+		return -EBUSY;
+	/* As for a restart: what it has not started stays on the ring. */
+	ret = worker_disconnect(vq->w, cookie, BLK_DISCONNECT_STOP);
+	if (ret < 0)
+		return ret;
+	vq->moving_to = to;
+	vq->move_start_ns = blk_now_ns();
+	d->moving_rings++;
+	log_debug("%s: queue %u moves from worker %u to worker %u", v->name, q,
+		  worker_index(vq->w), worker_index(to));
+	return 0;
+}
+
+bool vbd_rings_moving(const struct daemon *d)
+{
+	return d->moving_rings > 0;
+}
+
+/* Keep a moved ring's counters: the disk's totals must not go back. */
+static void vbd_keep_moved_stats(struct vbd *v, const struct blk_stats *final)
+{
+	if (!v->moved)
+		v->moved = calloc(1, sizeof(*v->moved));
+	if (v->moved && final)
+		blk_stats_add(v->moved, final);
+	else
+		log_warn("%s: out of memory: its counters restart", v->name);
+}
+
+/*
+ * A moving ring closed on its old worker: connect it on the new one, as a
+ * restarted daemon would (blk_engine_connect() resumes from the ring's
+ * indexes and sends the event the guest may be waiting for).
+ */
+static void vbd_ring_moved(struct vbd *v, unsigned int q,
+			   const struct blk_stats *final)
+{
+	struct vbd_queue *vq = &v->queue[q];
+	struct worker *to = vq->moving_to;
+	/* Closing it took from its stop until now. */
+	uint64_t closing_ns = blk_now_ns() - vq->move_start_ns, pause_ns;
+	int ret;
+
+	vq->moving_to = NULL;
+	v->d->moving_rings--;
+	vbd_keep_moved_stats(v, final);
+	blk_backend_destroy(vq->backend);
+	vq->backend = NULL;
+	/* Even on failure: vbd_disconnect() then finds it gone from there. */
+	vq->w = to;
+	ret = blk_image_new_backend(&v->image, &vq->backend);
+	if (ret == 0) {
+		vq->params.backend = vq->backend;
+		vq->params.limits.sectors = vbd_capacity(v);
+		ret = worker_connect(to, &vq->params);
+		if (ret < 0) {
+			blk_backend_destroy(vq->backend);
+			vq->backend = NULL;
+		}
+	}
+	/* The ring served nothing from its stop until it is connected again. */
+	pause_ns = blk_now_ns() - vq->move_start_ns;
+	v->moves.count++;
+	v->moves.paused_ns += pause_ns;
+	v->moves.closing_ns += closing_ns;
+	log_debug("%s: queue %u on worker %u after a pause of %.1f ms (%.1f "
+		  "to close it on the other)",
+		  v->name, q, worker_index(to), (double)pause_ns / 1e6,
+		  (double)closing_ns / 1e6);
+	if (ret < 0)
+		vbd_fail(v,
+			 "queue %u: cannot connect its ring on worker %u "
+			 "after moving it: %s",
+			 q, worker_index(to), strerror(-ret));
+}
+
 /* A ring of a device closed: the device goes on once all have. */
 static void vbd_ring_closed(void *arg, uint64_t cookie,
 			    const struct blk_stats *final)
@@ -1543,6 +1683,10 @@ static void vbd_ring_closed(void *arg, uint64_t cookie,
 	unsigned int root;
 	uint32_t domid, devid;
 
+	if (v && q < v->nr_queues && v->queue[q].moving_to) {
+		vbd_ring_moved(v, q, final);
+		return;
+	}
 	if (!v || !vbd_queue_closed(v, q, final) || d->stopping)
 		return;
 	if (!v->forget) {
@@ -1680,6 +1824,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.sector_size = v->sector_size,
 			.readonly = v->image_open && v->image.readonly,
 			.features = v->features,
+			.moves = v->moves,
 		};
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);

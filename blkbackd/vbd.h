@@ -6,6 +6,7 @@
 #ifndef BLKBACKD_VBD_H
 #define BLKBACKD_VBD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "blkbackd/daemon.h"
@@ -38,6 +39,17 @@ void vbd_domains_released(struct daemon *d);
 void vbd_rings_closed(struct daemon *d);
 /* A worker found the ring with @cookie broken by its guest. */
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
+/*
+ * Move the ring with @cookie to worker @to (balance.c): its worker stops
+ * it as for a restart, leaving what it did not start on the ring, and
+ * once it closed vbd_rings_closed() connects it on @to. -EBUSY when the
+ * ring cannot move now: its device connects or closes, it moves already,
+ * it is on @to, or it is an NBD disk's (a move would reconnect to the
+ * server). Main thread.
+ */
+int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to);
+/* Whether a vbd_move_ring() has not finished yet. */
+bool vbd_rings_moving(const struct daemon *d);
 /*
  * Look at every open image file for what an operator did under a running
  * guest: deleted, or cut shorter than the disk the guest sees. Each is
@@ -79,6 +91,19 @@ struct blk_frontend_summary {
 	bool persistent;
 };
 
+/*
+ * A device's ring moves between workers (balance.h) since it was attached:
+ * how many, and the time its rings served nothing because of them (from
+ * each ring's stop on its old worker to its connect on the new one), of
+ * which closing (answering its started I/O, unmapping, until the main
+ * thread saw it closed).
+ */
+struct vbd_moves {
+	uint64_t count;
+	uint64_t paused_ns;
+	uint64_t closing_ns;
+};
+
 /* One device as the control socket shows it (blkbackctl list/stats). */
 struct vbd_info {
 	uint32_t domid;
@@ -99,6 +124,7 @@ struct vbd_info {
 	struct host_error_count host_errors[HOST_ERRORS_MAX_KINDS];
 	unsigned int nr_host_errors;
 	struct blk_throttle_info throttle; /* its I/O limits, time held */
+	struct vbd_moves moves;
 	/* An NBD image's connections (libblk/backend-nbd.h); 0 otherwise. */
 	bool nbd;
 	struct blk_nbd_link_counts nbd_link;

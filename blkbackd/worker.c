@@ -18,6 +18,7 @@ enum cmd_type {
 	CMD_DISCONNECT,
 	CMD_RESIZE,
 	CMD_STATS,
+	CMD_LOADS,
 	CMD_STOP,
 };
 
@@ -29,6 +30,9 @@ struct cmd {
 	enum blk_disconnect_mode mode;
 	/* CMD_STATS: the caller's; CMD_DISCONNECT: the last counters, ours. */
 	struct blk_stats *stats;
+	/* CMD_LOADS: the caller's array of @max, and how many it got. */
+	struct worker_ring_load *loads;
+	unsigned int max, nr_loads;
 	int result;
 	bool done;
 	struct cmd *next;
@@ -39,6 +43,7 @@ struct ring_slot {
 	uint64_t cookie;
 	struct blk_conn *conn;
 	struct cmd *closing; /* the disconnect waiting for conn_closed() */
+	uint64_t answered_seen; /* requests answered at the last CMD_LOADS */
 	struct ring_slot *next;
 };
 
@@ -180,6 +185,37 @@ static void do_stats(struct worker *w, struct cmd *c)
 	cmd_complete(w, c, pp ? 0 : -ENOENT);
 }
 
+static uint64_t answered(const struct blk_stats *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++)
+		n += s->requests[op];
+	return n;
+}
+
+/* Rings on their way out are not counted: they take no more requests. */
+static void do_loads(struct worker *w, struct cmd *c)
+{
+	struct blk_stats st;
+
+	c->nr_loads = 0;
+	for (struct ring_slot *s = w->rings; s; s = s->next) {
+		uint64_t now;
+
+		if (s->closing || c->nr_loads == c->max)
+			continue;
+		blk_engine_conn_stats(s->conn, &st);
+		now = answered(&st);
+		c->loads[c->nr_loads++] = (struct worker_ring_load){
+			.cookie = s->cookie,
+			.answered = now - s->answered_seen,
+		};
+		s->answered_seen = now;
+	}
+	cmd_complete(w, c, 0);
+}
+
 static struct cmd *take_queue(struct worker *w)
 {
 	struct cmd *list, *rev = NULL;
@@ -221,6 +257,9 @@ static void on_fd_ready(void *arg, uint64_t tag)
 			break;
 		case CMD_STATS:
 			do_stats(w, c);
+			break;
+		case CMD_LOADS:
+			do_loads(w, c);
 			break;
 		case CMD_STOP:
 			w->stopping = true;
@@ -457,11 +496,39 @@ void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors)
 	cmd_run(w, &c);
 }
 
+/* A ring closed and not yet taken: its last counters, under w->lock. */
+static int closed_stats(struct worker *w, uint64_t cookie,
+			struct blk_stats *out)
+{
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&w->lock);
+	for (struct cmd *c = w->closed; c; c = c->next) {
+		if (c->cookie == cookie && c->stats) {
+			*out = *c->stats;
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return ret;
+}
+
 int worker_stats(struct worker *w, uint64_t cookie, struct blk_stats *out)
 {
 	struct cmd c = { .type = CMD_STATS, .cookie = cookie, .stats = out };
+	int ret = cmd_run(w, &c);
 
-	return cmd_run(w, &c);
+	return ret == -ENOENT ? closed_stats(w, cookie, out) : ret;
+}
+
+int worker_loads(struct worker *w, struct worker_ring_load *out,
+		 unsigned int max)
+{
+	struct cmd c = { .type = CMD_LOADS, .loads = out, .max = max };
+	int ret = cmd_run(w, &c);
+
+	return ret < 0 ? ret : (int)c.nr_loads;
 }
 
 unsigned int worker_nr_rings(const struct worker *w)

@@ -66,9 +66,26 @@ void worker_resize(struct worker *w, uint64_t cookie, uint64_t sectors);
 
 /*
  * Copy the counters of the ring with @cookie into @out; -ENOENT when this
- * worker does not serve it. Waits for the worker thread.
+ * worker does not serve it. A ring that closed but was not yet taken by
+ * worker_take_closed() answers with its last counters, so that a disk's
+ * totals do not dip while one of its rings moves to another worker.
+ * Waits for the worker thread.
  */
 int worker_stats(struct worker *w, uint64_t cookie, struct blk_stats *out);
+
+/* How busy one ring was (worker_loads()). */
+struct worker_ring_load {
+	uint64_t cookie;
+	uint64_t answered; /* requests answered since the last look */
+};
+
+/*
+ * Fill @out (room for @max) with every ring this worker serves and is not
+ * closing, and return how many, or -errno. Each call starts the next
+ * interval. Main thread; waits for the worker thread, once per call.
+ */
+int worker_loads(struct worker *w, struct worker_ring_load *out,
+		 unsigned int max);
 
 /* Rings currently served (for choosing the least loaded worker). */
 unsigned int worker_nr_rings(const struct worker *w);

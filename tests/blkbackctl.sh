@@ -29,9 +29,6 @@ BG_PIDS="$BG_PIDS $front"
 wait_node "$(be_path 1)/state" 4 15 || fail "guest 1 did not connect"
 sleep 1
 
-json() { # FILE PYTHON-EXPRESSION-OVER-d: prints the value
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 $CTL --json list >"$WORK/list.json" || fail "blkbackctl list failed"
 [ "$(json "$WORK/list.json" "d['devices'][0]['state']")" = connected ] ||

@@ -339,6 +339,11 @@ wait_file_line() {
 	return 1
 }
 
+# json FILE EXPRESSION: EXPRESSION (Python, over the JSON as d) printed.
+json() { # FILE PYTHON-EXPRESSION-OVER-d: prints the value
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
 # guest DOMID SIZE [MEM_MB]: a domain (16 MiB of guest memory unless
 # given) and its sparse image $WORK/dDOMID.img
 guest() {

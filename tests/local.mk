@@ -82,6 +82,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-limits.sh \
 	tests/vbd-reload.sh \
 	tests/vbd-restart.sh \
+	tests/vbd-ring-move.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
 	tests/blkbackctl-attach.sh \
@@ -138,6 +139,7 @@ VALGRIND_TESTS = \
 	tests/vbd-detach.sh \
 	tests/vbd-detach-slow-store.sh \
 	tests/vbd-restart.sh \
+	tests/vbd-ring-move.sh \
 	tests/vbd-attacks.sh
 
 EXTRA_DIST += tests/valgrind.supp

@@ -19,9 +19,6 @@ printf 'limit-iops = %s\n' $IOPS >"$WORK/blkbackd.conf"
 # One worker: the limited and the unlimited guest share it.
 start_daemon --config "$WORK/blkbackd.conf" --workers 1
 
-json() { # FILE PYTHON-EXPRESSION-OVER-d: prints the value
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 # field FILE REGEX: the group \(...\) of REGEX in the first line it matches
 field() { sed -n "s|.*$2.*|\\1|p" "$1" | head -n1; }
 within() { # VALUE LOW HIGH: is LOW <= VALUE <= HIGH?

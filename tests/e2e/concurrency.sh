@@ -143,6 +143,22 @@ conc_guest_verdict() { # NAME SEED RUNS
 	rm -f "$IMG/$g.img"
 }
 
+# After a blkbackd session's runs, before its guests go: how often the
+# daemon moved their rings between its workers (balance.h), and how long
+# the rings served nothing because of it, summed over the disks.
+conc_moves() { # REP
+	local stats
+	stats=$(blkbackctl --socket "$RUNTIME_DIR/control" --json stats) || return 0
+	echo "$stats" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["devices"]
+n = sum(x["moves"]["count"] for x in d)
+p = sum(x["moves"]["paused_us"] for x in d) / 1000
+c = sum(x["moves"]["closing_us"] for x in d) / 1000
+print("E2E-BENCH conc blkbackd N=%d repeat %s: ring moves %d, paused %.1f ms "
+      "in all, %.1f of it closing" % (len(d), sys.argv[1], n, p, c))' "$1"
+}
+
 # One session on ARM for repeat REP: guest 1 alone (N=1), then guests 1-3
 # together (N=3).  Guest i's job has seed 100 + i.
 conc_session() { # ARM REP
@@ -158,6 +174,7 @@ conc_session() { # ARM REP
 	done
 	[ $ok = 0 ] || conc_phase "$arm" "$rep" "$p-g1:2" \
 		$(seq -f "$p-g%g:1" 2 $CONC_GUESTS) || ok=0
+	[ "$arm" != blkbackd ] || conc_moves "$rep"
 	for i in $(seq 1 $CONC_GUESTS); do
 		! domid_of "$p-g$i" >/dev/null ||
 			timeout 60 xl destroy "$p-g$i" >/dev/null 2>&1

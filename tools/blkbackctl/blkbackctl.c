@@ -253,6 +253,18 @@ static void print_limit(json_object *limit)
 	printf("; held back %.1f s\n", dbl(limit, "throttled_seconds"));
 }
 
+/* "ring moves 3, paused 1.2 ms (0.8 closing)" (disks whose rings moved) */
+static void print_moves(json_object *d)
+{
+	json_object *m;
+
+	if (!json_object_object_get_ex(d, "moves", &m) || !num(m, "count"))
+		return;
+	printf("  ring moves %" PRId64 ", paused %.1f ms (%.1f closing)\n",
+	       num(m, "count"), (double)num(m, "paused_us") / 1000,
+	       (double)num(m, "closing_us") / 1000);
+}
+
 /* "nbd: outages 1, ended 1, ..." (NBD disks only) */
 static void print_nbd_link(json_object *d)
 {
@@ -281,6 +293,7 @@ static void print_stats(json_object *devices)
 		       ", merged %" PRId64 ", in flight %" PRId64 "\n",
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
 		       num(d, "merged"), num(d, "in_flight"));
+		print_moves(d);
 		print_host_errors(d);
 		if (json_object_object_get_ex(d, "limit", &limit)) {
 			printf("  ");

@@ -23,11 +23,23 @@ static const char *const stages[] = { "prepare", "io", "finish", "publish" };
 /* The stage histogram's buckets: bucket b counts [2^(b-1), 2^b) us. */
 #define HIST_BUCKETS 24
 
-static json_object *member(json_object *o, const char *key)
+/* @o's member @path: a key, or keys joined by dots ("limit.iops"). */
+static json_object *member(json_object *o, const char *path)
 {
-	json_object *v;
+	char key[64];
 
-	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+	while (o && *path) {
+		size_t len = strcspn(path, ".");
+
+		if (len >= sizeof(key))
+			return NULL;
+		memcpy(key, path, len);
+		key[len] = '\0';
+		if (!json_object_object_get_ex(o, key, &o))
+			return NULL;
+		path += len + (path[len] == '.');
+	}
+	return o;
 }
 
 static uint64_t counter(json_object *o, const char *key)
@@ -178,18 +190,20 @@ static void put_stages(FILE *out, const char *name, json_object *dev,
 			put_stage(out, name, dev, stages[s], t);
 }
 
-/* A gauge from the limit object's @field (0: no limit). */
-static void put_limit(FILE *out, const char *name, json_object *dev,
-		      const char *field)
-{
-	put_sample(out, name, dev, NULL, counter(member(dev, "limit"), field));
-}
-
-static void put_throttled(FILE *out, const char *name, json_object *dev,
-			  const char *field)
+/* Seconds, from @field in seconds. */
+static void put_seconds(FILE *out, const char *name, json_object *dev,
+			const char *field)
 {
 	put_series(out, name, dev, NULL);
-	fprintf(out, "} %.9g\n", real(member(dev, "limit"), field));
+	fprintf(out, "} %.9g\n", real(dev, field));
+}
+
+/* Seconds, from @field in microseconds. */
+static void put_micros_as_seconds(FILE *out, const char *name, json_object *dev,
+				  const char *field)
+{
+	put_series(out, name, dev, NULL);
+	fprintf(out, "} %.9g\n", (double)counter(dev, field) / 1e6);
 }
 
 /* The families, in the order written; blkbackctl(8) lists them. */
@@ -217,6 +231,13 @@ static const struct family {
 	  "waited_for_buffers" },
 	{ "blkbackd_merged_requests_total", "counter",
 	  "Requests that rode in a neighbour's I/O.", put_counter, "merged" },
+	{ "blkbackd_ring_moves_total", "counter",
+	  "Times one of the disk's rings moved to another worker "
+	  "(--rebalance-ms).",
+	  put_counter, "moves.count" },
+	{ "blkbackd_ring_move_pause_seconds_total", "counter",
+	  "Time the disk's rings served nothing while they moved.",
+	  put_micros_as_seconds, "moves.paused_us" },
 	{ "blkbackd_requests_in_flight", "gauge",
 	  "Requests taken off the ring and not answered yet.", put_counter,
 	  "in_flight" },
@@ -237,14 +258,14 @@ static const struct family {
 	  "blkbackd --stage-timing).",
 	  put_stages, "stages_us" },
 	{ "blkbackd_limit_iops", "gauge",
-	  "The disk's I/O limit in requests per second (0: none).", put_limit,
-	  "iops" },
+	  "The disk's I/O limit in requests per second (0: none).", put_counter,
+	  "limit.iops" },
 	{ "blkbackd_limit_bytes_per_second", "gauge",
-	  "The disk's I/O limit in bytes per second (0: none).", put_limit,
-	  "bytes_per_second" },
+	  "The disk's I/O limit in bytes per second (0: none).", put_counter,
+	  "limit.bytes_per_second" },
 	{ "blkbackd_throttled_seconds_total", "counter",
 	  "Time the disk's I/O limit held its guest's requests back.",
-	  put_throttled, "throttled_seconds" },
+	  put_seconds, "limit.throttled_seconds" },
 };
 
 int metrics_write(FILE *out, json_object *devices)
