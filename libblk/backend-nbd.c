@@ -825,6 +825,22 @@ static void check_idle_handle(struct nbd_backend *nb)
 		link_down(nb, ENOTCONN);
 }
 
+/*
+ * The socket can be read now, or has hung up. A poll's completion may be
+ * stale by the time it is handled: libnbd also reads by itself (during
+ * its handshake, and while a send waits for room), and may have taken
+ * what the poll saw. Told of a read with nothing to read, libnbd waits in
+ * REPLY.START for a reply, and a command queued meanwhile is not sent
+ * until a reply comes: with nothing in flight, never (a guest's flush
+ * then hung for good).
+ */
+static bool still_readable(const struct nbd_backend *nb)
+{
+	struct pollfd p = { .fd = lib.nbd_aio_get_fd(nb->h), .events = POLLIN };
+
+	return p.fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 static void nbd_event(struct blk_backend *b, unsigned int which, int res)
 {
 	struct nbd_backend *nb = to_nbd(b);
@@ -837,7 +853,8 @@ static void nbd_event(struct blk_backend *b, unsigned int which, int res)
 		nb->wake_is_timer = false;
 		if (read(nb->timer_fd, &expirations, sizeof(expirations)) < 0)
 			expirations = 0; /* not due yet: EAGAIN */
-	} else if (res > 0 && current && which == WATCH_IN) {
+	} else if (res > 0 && current && which == WATCH_IN &&
+		   still_readable(nb)) {
 		lib.nbd_aio_notify_read(nb->h);
 	} else if (res > 0 && current && which == WATCH_OUT) {
 		lib.nbd_aio_notify_write(nb->h);
