@@ -113,8 +113,13 @@ static int libnbd_ready(char *why, size_t why_len)
 enum { WATCH_IN, WATCH_OUT, WATCH_WAKE, NR_WATCH };
 _Static_assert(NR_WATCH <= BLK_BACKEND_MAX_WATCH, "the engine's watches");
 
-/* Between reconnection attempts: 100 ms, doubling up to 5 s. */
+/*
+ * Between reconnection attempts: 100 ms, doubling up to 1 s while
+ * requests wait (a server back within the wait is found within about a
+ * second, however long it was away), and up to 5 s once the wait is over.
+ */
 #define RETRY_FIRST_MS 100u
+#define RETRY_WAITING_MAX_MS 1000u
 #define RETRY_MAX_MS 5000u
 /* An attempt still connecting after this long is dropped and retried. */
 #define ATTEMPT_MAX_MS 5000u
@@ -540,12 +545,20 @@ static void close_handle(struct nbd_backend *nb)
 	nb->h = NULL;
 }
 
-/* This attempt failed: the next one later, each wait twice the last. */
-static void attempt_failed(struct nbd_backend *nb)
+/*
+ * This attempt failed (@why): the next one later, each wait twice the
+ * last up to the cap.
+ */
+static void attempt_failed(struct nbd_backend *nb, const char *why)
 {
+	unsigned int cap = nb->gave_up ? RETRY_MAX_MS : RETRY_WAITING_MAX_MS;
+	unsigned int wait_ms = nb->retry_ms < cap ? nb->retry_ms : cap;
+
+	say(nb, LOG_DEBUG, "reconnecting to %s failed (%s); next try in %u ms",
+	    nb->link->uri, why, wait_ms);
 	close_handle(nb);
 	nb->state = LINK_WAITING;
-	nb->retry_ns = blk_now_ns() + (uint64_t)nb->retry_ms * 1000000u;
+	nb->retry_ns = blk_now_ns() + (uint64_t)wait_ms * 1000000u;
 	nb->retry_ms = nb->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS
 						       : nb->retry_ms * 2;
 }
@@ -556,12 +569,12 @@ static void try_connect(struct nbd_backend *nb)
 	nb->gen++;
 	nb->h = lib.nbd_create();
 	if (!nb->h) {
-		attempt_failed(nb);
+		attempt_failed(nb, lib.nbd_get_error());
 		return;
 	}
 	lib.nbd_set_uri_allow_local_file(nb->h, false);
 	if (lib.nbd_aio_connect_uri(nb->h, nb->link->uri) < 0) {
-		attempt_failed(nb);
+		attempt_failed(nb, lib.nbd_get_error());
 		return;
 	}
 	nb->state = LINK_CONNECTING;
@@ -622,7 +635,7 @@ static void link_up(struct nbd_backend *nb)
 			    "(%" PRIu64 " bytes, the disk has %" PRIu64 "); "
 			    "still trying",
 			    nb->link->uri, unfit, exp.size, nb->link->size);
-		attempt_failed(nb);
+		attempt_failed(nb, unfit);
 		return;
 	}
 	nb->exp = exp;
@@ -649,9 +662,10 @@ static void check_attempt(struct nbd_backend *nb)
 	if (lib.nbd_aio_is_ready(nb->h) == 1)
 		link_up(nb);
 	else if (lib.nbd_aio_is_dead(nb->h) == 1 ||
-		 lib.nbd_aio_is_closed(nb->h) == 1 ||
-		 blk_now_ns() >= nb->attempt_end_ns)
-		attempt_failed(nb);
+		 lib.nbd_aio_is_closed(nb->h) == 1)
+		attempt_failed(nb, lib.nbd_get_error());
+	else if (blk_now_ns() >= nb->attempt_end_ns)
+		attempt_failed(nb, "the handshake took too long");
 }
 
 /* Whatever time brought: an attempt due, or the end of the wait. */

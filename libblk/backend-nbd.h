@@ -80,7 +80,8 @@ typedef void blk_nbd_log_fn(void *arg, int priority, const char *msg);
  * workers; it must outlive them and not change while they exist.
  *
  * After a drop the backend reconnects to @uri at once, then after 100 ms,
- * doubling up to 5 s between attempts, for as long as the disk exists.
+ * doubling up to 1 s between attempts while requests wait and up to 5 s
+ * after, for as long as the disk exists.
  * Requests wait for the new connection up to @timeout_ms after the drop;
  * after that what waits fails with EIO and new requests fail at once,
  * until a connection is back. A server whose export came back smaller

@@ -5,6 +5,7 @@
 #   its end without one error answer, the file behind the export holds
 #   exactly what the guest wrote, and the outage is logged once, naming
 #   the disk, and counted in blkbackctl stats;
+# - back after 1.7 s of a 3 s wait: found in time, no error answer;
 # - back only after --nbd-reconnect-timeout: the guest's requests wait
 #   that long, no less, then get error answers; the daemon and a guest on
 #   a local file carry on; when the server is back, the disk (whose guest
@@ -60,6 +61,26 @@ detach 1
 write_pattern "$WORK/expected-11" "$sectors" 11
 cmp "$WORK/expected-11" "$WORK/r.img" ||
 	fail "the exported file differs from what the guest wrote"
+
+note "the server is back after 1.7 s, within the 3 s wait"
+# The attempts come at 0, 0.1, 0.3, 0.7 and 1.5 s, then at most 1 s apart
+# while requests wait, so the one at 2.5 s finds the server; doubling on
+# to 3.1 s would have failed the requests at 3 s although it was back.
+truncate -s "$size" "$WORK/l.img"
+nbd_server l file "$WORK/l.img"
+guest 5 "$size"
+attach 5 xvda "$(uri l)"
+blkfront_bg 5 --bs 65536 --depth 16 --seconds 6 --verify --seed 7
+front5=$BG_PID
+wait_file_line "$WORK/front-5.out" "connected" 10 || fail "dom 5 never connected"
+sleep 0.5
+kill_server l
+sleep 1.7
+nbd_server l file "$WORK/l.img"
+blkfront_wait 5 "$front5" "the guest failed although its server was back within the wait"
+grep -q "vbd 5/51712 (xvda): the NBD server is back after [23]\.[0-9] s" "$LOG" ||
+	fail "the reconnection was not logged: $(grep 'vbd 5/' "$LOG" | tail -3)"
+detach 5
 
 note "the server is killed and stays away, then comes back"
 truncate -s "$size" "$WORK/g.img"
