@@ -32,16 +32,27 @@ kill_server() {
 	wait "$ks_pid" 2>/dev/null
 }
 
+# nbd_guest NAME DOMID ARGS...: an export NAME of a new $size file, and
+# guest DOMID on it running xensim-blkfront ARGS in the background (its
+# pid in BG_PID), connected and half a second into its I/O.
+nbd_guest() {
+	ng_name=$1 ng_dom=$2
+	shift 2
+	truncate -s "$size" "$WORK/$ng_name.img"
+	nbd_server "$ng_name" file "$WORK/$ng_name.img"
+	guest "$ng_dom" "$size"
+	attach "$ng_dom" xvda "$(uri "$ng_name")"
+	blkfront_bg "$ng_dom" "$@"
+	wait_file_line "$WORK/front-$ng_dom.out" "connected" 10 ||
+		fail "dom $ng_dom never connected"
+	sleep 0.5
+}
+
 note "the server is killed under I/O and back within a second"
-truncate -s "$size" "$WORK/r.img"
-nbd_server r file "$WORK/r.img"
-guest 1 "$size"
-attach 1 xvda "$(uri r)"
-blkfront_bg 1 --fill --seconds 4 --bs 65536 --depth 16 --verify --seed 11 \
+nbd_guest r 1 --fill --seconds 4 --bs 65536 --depth 16 --verify --seed 11 \
 	--flush-every 8
 front1=$BG_PID
-wait_file_line "$WORK/front-1.out" "connected" 10 || fail "dom 1 never connected"
-sleep 1
+sleep 0.5
 kill_server r
 sleep 0.5
 nbd_server r file "$WORK/r.img"
@@ -66,14 +77,8 @@ note "the server is back after 1.7 s, within the 3 s wait"
 # The attempts come at 0, 0.1, 0.3, 0.7 and 1.5 s, then at most 1 s apart
 # while requests wait, so the one at 2.5 s finds the server; doubling on
 # to 3.1 s would have failed the requests at 3 s although it was back.
-truncate -s "$size" "$WORK/l.img"
-nbd_server l file "$WORK/l.img"
-guest 5 "$size"
-attach 5 xvda "$(uri l)"
-blkfront_bg 5 --bs 65536 --depth 16 --seconds 6 --verify --seed 7
+nbd_guest l 5 --bs 65536 --depth 16 --seconds 6 --verify --seed 7
 front5=$BG_PID
-wait_file_line "$WORK/front-5.out" "connected" 10 || fail "dom 5 never connected"
-sleep 0.5
 kill_server l
 sleep 1.7
 nbd_server l file "$WORK/l.img"
@@ -129,14 +134,8 @@ detach 2
 detach 3
 
 note "the server comes back with a smaller export"
-truncate -s "$size" "$WORK/s.img"
-nbd_server s file "$WORK/s.img"
-guest 4 "$size"
-attach 4 xvda "$(uri s)"
-blkfront_bg 4 --bs 65536 --depth 16 --seconds 30 --verify --seed 5
+nbd_guest s 4 --bs 65536 --depth 16 --seconds 30 --verify --seed 5
 front4=$BG_PID
-wait_file_line "$WORK/front-4.out" "connected" 10 || fail "dom 4 never connected"
-sleep 0.5
 kill_server s
 truncate -s 32M "$WORK/s.img"
 nbd_server s file "$WORK/s.img"
