@@ -220,6 +220,10 @@ static json_object *moves_of(const struct vbd_moves *m)
 			       json_object_new_uint64(m->paused_ns / 1000));
 	json_object_object_add(o, "closing_us",
 			       json_object_new_uint64(m->closing_ns / 1000));
+	json_object_object_add(o, "draining_us",
+			       json_object_new_uint64(m->draining_ns / 1000));
+	json_object_object_add(o, "releasing_us",
+			       json_object_new_uint64(m->releasing_ns / 1000));
 	return o;
 }
 

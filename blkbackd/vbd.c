@@ -1638,6 +1638,9 @@ static void vbd_ring_moved(struct vbd *v, unsigned int q,
 	struct worker *to = vq->moving_to;
 	/* Closing it took from its stop until now. */
 	uint64_t closing_ns = blk_now_ns() - vq->move_start_ns, pause_ns;
+	/* Of it, the old worker's (struct blk_stats' close). */
+	uint64_t drain_ns = final ? final->close.drain_ns : 0;
+	uint64_t release_ns = final ? final->close.release_ns : 0;
 	int ret;
 
 	vq->moving_to = NULL;
@@ -1662,10 +1665,13 @@ static void vbd_ring_moved(struct vbd *v, unsigned int q,
 	v->moves.count++;
 	v->moves.paused_ns += pause_ns;
 	v->moves.closing_ns += closing_ns;
+	v->moves.draining_ns += drain_ns;
+	v->moves.releasing_ns += release_ns;
 	log_debug("%s: queue %u on worker %u after a pause of %.1f ms (%.1f "
-		  "to close it on the other)",
+		  "to close it on the other: %.1f draining, %.1f releasing)",
 		  v->name, q, worker_index(to), (double)pause_ns / 1e6,
-		  (double)closing_ns / 1e6);
+		  (double)closing_ns / 1e6, (double)drain_ns / 1e6,
+		  (double)release_ns / 1e6);
 	if (ret < 0)
 		vbd_fail(v,
 			 "queue %u: cannot connect its ring on worker %u "

@@ -95,13 +95,15 @@ struct blk_frontend_summary {
  * A device's ring moves between workers (balance.h) since it was attached:
  * how many, and the time its rings served nothing because of them (from
  * each ring's stop on its old worker to its connect on the new one), of
- * which closing (answering its started I/O, unmapping, until the main
- * thread saw it closed).
+ * which closing (until the main thread saw it closed), and of that its
+ * old worker's draining (answering its started I/O) and releasing
+ * (unmapping its ring and grants; struct blk_stats' close).
  */
 struct vbd_moves {
 	uint64_t count;
 	uint64_t paused_ns;
 	uint64_t closing_ns;
+	uint64_t draining_ns, releasing_ns;
 };
 
 /* One device as the control socket shows it (blkbackctl list/stats). */

@@ -136,6 +136,7 @@ struct blk_conn {
 	bool must_push; /* responses to publish */
 	bool closing;
 	bool stopping; /* closing because the daemon stops */
+	uint64_t close_start_ns; /* when blk_engine_disconnect() came */
 	bool broken;
 };
 

@@ -305,8 +305,11 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 {
 	void *owner = c->owner;
 	struct blk_stats final;
+	uint64_t drained_ns = blk_now_ns();
 
 	blk_engine_conn_stats(c, &final);
+	if (c->close_start_ns)
+		final.close.drain_ns = drained_ns - c->close_start_ns;
 
 	deactivate(e, c);
 	if (conn_by_port(e, c->port) == c)
@@ -319,6 +322,7 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 	}
 	e->nr_conns--;
 	conn_destroy(c);
+	final.close.release_ns = blk_now_ns() - drained_ns;
 	e->ops->conn_closed(e->arg, owner, &final);
 }
 
@@ -358,6 +362,8 @@ static void set_aside_parked(struct blk_conn *c)
 void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 			   enum blk_disconnect_mode mode)
 {
+	if (!c->closing)
+		c->close_start_ns = blk_now_ns();
 	c->closing = true;
 	c->stopping = mode == BLK_DISCONNECT_STOP;
 	c->kicked = false;

@@ -62,6 +62,16 @@ struct blk_stats {
 	uint64_t merged; /* requests that rode in another's I/O */
 	uint64_t in_flight; /* a gauge: taken off the ring, not yet answered */
 	struct blk_stage_time stage[BLK_NR_STAGES];
+	/*
+	 * How a connection's close went, in the counters conn_closed() gives
+	 * (libblk/engine.h); 0 in any others. drain: from its disconnect
+	 * until its started I/O was answered and its backend watched nothing
+	 * more; release: then giving back its ring, grants, event channel
+	 * and buffers.
+	 */
+	struct {
+		uint64_t drain_ns, release_ns;
+	} close;
 };
 
 /* Add @src's counters and times to @dst (a disk's queues summed). */

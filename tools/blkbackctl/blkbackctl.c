@@ -253,16 +253,22 @@ static void print_limit(json_object *limit)
 	printf("; held back %.1f s\n", dbl(limit, "throttled_seconds"));
 }
 
-/* "ring moves 3, paused 1.2 ms (0.8 closing)" (disks whose rings moved) */
+/*
+ * "ring moves 3, paused 1.2 ms (0.8 closing: 0.5 draining, 0.2 releasing)"
+ * (disks whose rings moved)
+ */
 static void print_moves(json_object *d)
 {
 	json_object *m;
 
 	if (!json_object_object_get_ex(d, "moves", &m) || !num(m, "count"))
 		return;
-	printf("  ring moves %" PRId64 ", paused %.1f ms (%.1f closing)\n",
+	printf("  ring moves %" PRId64 ", paused %.1f ms (%.1f closing: %.1f "
+	       "draining, %.1f releasing)\n",
 	       num(m, "count"), (double)num(m, "paused_us") / 1000,
-	       (double)num(m, "closing_us") / 1000);
+	       (double)num(m, "closing_us") / 1000,
+	       (double)num(m, "draining_us") / 1000,
+	       (double)num(m, "releasing_us") / 1000);
 }
 
 /* "nbd: outages 1, ended 1, ..." (NBD disks only) */
