@@ -64,7 +64,8 @@
 	X(nbd_aio_get_fd) \
 	X(nbd_aio_get_direction) \
 	X(nbd_aio_notify_read) \
-	X(nbd_aio_notify_write)
+	X(nbd_aio_notify_write) \
+	X(nbd_aio_disconnect)
 /* clang-format on */
 
 #define LIBNBD_SONAME "libnbd.so.0"
@@ -174,6 +175,7 @@ struct nbd_backend {
 	uint64_t attempt_end_ns; /* LINK_CONNECTING: give the attempt up */
 	unsigned int retry_ms;
 	bool gave_up; /* the wait is over: requests fail at once */
+	bool leaving; /* LINK_UP, but the server said it shuts down */
 	uint64_t unflushed; /* writes completed since a flush completed */
 };
 
@@ -640,6 +642,7 @@ static void link_up(struct nbd_backend *nb)
 	}
 	nb->exp = exp;
 	nb->state = LINK_UP;
+	nb->leaving = false;
 	nb->gave_up = false;
 	count(&nb->link->stats.resent, nb->nr_held);
 	count(&nb->link->outage.resent, nb->nr_held);
@@ -713,11 +716,33 @@ static void set_timer(struct nbd_backend *nb, uint64_t at_ns)
 
 /* ---- steps, on the current handle ---- */
 
+/*
+ * The server answered NBD_ESHUTDOWN: it is stopping (a restart, an
+ * upgrade), and asks us to go. What it refuses, and what comes meanwhile,
+ * waits as for a drop; the commands it still answers are answered. Our
+ * NBD_CMD_DISC lets it close the connection, and the drop that follows
+ * starts the reconnection.
+ */
+static void server_leaving(struct nbd_backend *nb)
+{
+	if (nb->leaving)
+		return;
+	nb->leaving = true;
+	say(nb, LOG_DEBUG, "the NBD server at %s is shutting down",
+	    nb->link->uri);
+	lib.nbd_aio_disconnect(nb->h, 0);
+}
+
 /* A command over: answered, or held when the connection took it down. */
 static void finish_cmd(struct nbd_cmd *cmd)
 {
 	struct nbd_backend *nb = cmd->nb;
 
+	if (cmd->error == ESHUTDOWN && nb->state == LINK_UP) {
+		server_leaving(nb);
+		hold(nb, cmd);
+		return;
+	}
 	if (cmd->error && (link_lost(nb) || cmd->gen != nb->gen)) {
 		link_down(nb, cmd->error);
 		if (!nb->gave_up) {
@@ -735,7 +760,7 @@ static void send_or_hold(struct nbd_cmd *cmd)
 {
 	struct nbd_backend *nb = cmd->nb;
 
-	if (nb->state != LINK_UP) {
+	if (nb->state != LINK_UP || nb->leaving) {
 		hold(nb, cmd);
 		return;
 	}

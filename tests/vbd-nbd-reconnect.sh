@@ -6,6 +6,8 @@
 #   exactly what the guest wrote, and the outage is logged once, naming
 #   the disk, and counted in blkbackctl stats;
 # - back after 1.7 s of a 3 s wait: found in time, no error answer;
+# - stopped cleanly (SIGTERM: it answers what it has with NBD_ESHUTDOWN
+#   and closes) and started again: no error answer either;
 # - back only after --nbd-reconnect-timeout: the guest's requests wait
 #   that long, no less, then get error answers; the daemon and a guest on
 #   a local file carry on; when the server is back, the disk (whose guest
@@ -25,10 +27,10 @@ sectors=$((64 * 2048))
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# kill_server NAME: SIGKILL, and reaped.
+# kill_server NAME [SIGNAL]: SIGKILL (or SIGNAL), and reaped.
 kill_server() {
 	eval "ks_pid=\$${1}_pid"
-	kill -KILL "$ks_pid"
+	kill -"${2:-KILL}" "$ks_pid"
 	wait "$ks_pid" 2>/dev/null
 }
 
@@ -86,6 +88,17 @@ blkfront_wait 5 "$front5" "the guest failed although its server was back within 
 grep -q "vbd 5/51712 (xvda): the NBD server is back after [23]\.[0-9] s" "$LOG" ||
 	fail "the reconnection was not logged: $(grep 'vbd 5/' "$LOG" | tail -3)"
 detach 5
+
+note "the server stops cleanly under I/O and is started again"
+nbd_guest t 6 --bs 65536 --depth 16 --seconds 4 --verify --seed 9
+front6=$BG_PID
+kill_server t TERM
+sleep 0.3
+nbd_server t file "$WORK/t.img"
+blkfront_wait 6 "$front6" "the guest saw an error although its server only restarted"
+grep -q "vbd 6/51712 (xvda): the NBD server is back after" "$LOG" ||
+	fail "the restart was not seen as an outage: $(grep 'vbd 6/' "$LOG" | tail -3)"
+detach 6
 
 note "the server is killed and stays away, then comes back"
 truncate -s "$size" "$WORK/g.img"
