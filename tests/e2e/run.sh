@@ -326,6 +326,31 @@ judge_boot() { # NAME RESULTS-DIR QEMU-STATUS
 
 has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
+# The Debian 12 boot, tried once more if Xen itself panicked. Under TCG the
+# hypervisor now and then takes a double fault in its own exception entry
+# (3 December: right after a migrated HVM guest's triple fault, "DOUBLE
+# FAULT -- system shutdown" with the stack pointer in a guest's stack),
+# the emulation's failure as the guests' triple faults are, not anything
+# dom0 asked of it. Xen then reboots, which ends QEMU (-no-reboot) instead
+# of holding the machine to the timeout, and the whole boot runs again.
+# A second panic fails the run, and a dom0 crash is never tried again.
+bookworm_boot() {
+	local try
+	xen_noreboot=
+	for try in 1 2; do
+		make_work_disk
+		say "host preparation took $(elapsed) s"
+		boot
+		grep -q '^(XEN) Panic on CPU' "$results/serial.log" || break
+		say "Xen panicked (try $try):" \
+			"$(grep -m 1 -E '^\(XEN\) \*\*\* ' "$results/serial.log")"
+		mv "$results/serial.log" "$results/serial-xen-panic-$try.log"
+		rm -f "$work/work.ext4"
+		echo "E2E-DOM0: FAIL Xen panicked" >"$results/serial.log"
+	done
+	fetch_results
+}
+
 main() {
 	local ok=0
 	mkdir -p "$results" "$cache_root"
@@ -338,10 +363,7 @@ main() {
 	if [ -n "$(echo " $parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
 		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)$(
 			! has_part rbd || echo " $DOM0_PACKAGES_CEPH")"
-		make_work_disk
-		say "host preparation took $(elapsed) s"
-		boot
-		fetch_results
+		bookworm_boot
 		judge_boot "Debian 12 (Xen 4.17)" "$results" "$qemu_rc" || ok=1
 	fi
 	if has_part xen420; then
