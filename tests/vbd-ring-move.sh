@@ -64,10 +64,12 @@ note "$moves ring moves"
 # counts the moves the log shows for it, and their pauses.
 $CTL --json stats >"$WORK/s.json" || fail "blkbackctl stats failed"
 for d in 1 2; do
+	# The disk's moves, as a Python expression over the JSON.
+	moves="[x for x in d['devices'] if x['domid'] == $d][0]['moves']"
 	logged=$(grep -c "vbd $d/51712[: ].*moves from worker" "$WORK/blkbackd.log")
-	counted=$(json "$WORK/s.json" "[x for x in d['devices'] if x['domid'] == $d][0]['moves']['count']")
-	paused=$(json "$WORK/s.json" "[x for x in d['devices'] if x['domid'] == $d][0]['moves']['paused_us']")
-	note "guest $d: $counted moves, paused $paused us in all ($(json "$WORK/s.json" "'%(closing_us)d closing: %(draining_us)d draining, %(releasing_us)d releasing' % [x for x in d['devices'] if x['domid'] == $d][0]['moves']"))"
+	counted=$(json "$WORK/s.json" "$moves['count']")
+	paused=$(json "$WORK/s.json" "$moves['paused_us']")
+	note "guest $d: $counted moves, paused $paused us in all ($(json "$WORK/s.json" "'%(closing_us)d closing: %(draining_us)d draining, %(releasing_us)d releasing' % $moves"))"
 	[ "$counted" -eq "$logged" ] ||
 		fail "guest $d: stats count $counted moves, the log $logged"
 	[ "$counted" -eq 0 ] || [ "$paused" -gt 0 ] ||
@@ -75,8 +77,8 @@ for d in 1 2; do
 	[ "$counted" -eq 0 ] || $CTL stats $d/51712 | grep -q "^  ring moves $counted, paused .* closing: .* draining, .* releasing)$" ||
 		fail "guest $d: no ring moves in blkbackctl stats: $($CTL stats $d/51712)"
 	# The old worker's draining and releasing are parts of the closing.
-	json "$WORK/s.json" "[(m['draining_us'] + m['releasing_us'] <= m['closing_us'] and (m['count'] == 0 or m['releasing_us'] > 0)) for m in [[x for x in d['devices'] if x['domid'] == $d][0]['moves']]][0]" | grep -qx True ||
-		fail "guest $d: draining and releasing are not parts of closing: $(json "$WORK/s.json" "[x for x in d['devices'] if x['domid'] == $d][0]['moves']")"
+	json "$WORK/s.json" "(lambda m: m['draining_us'] + m['releasing_us'] <= m['closing_us'] and (m['count'] == 0 or m['releasing_us'] > 0))($moves)" | grep -qx True ||
+		fail "guest $d: draining and releasing are not parts of closing: $(json "$WORK/s.json" "$moves")"
 done
 $CTL metrics >"$WORK/metrics" || fail "blkbackctl metrics failed"
 grep -q '^blkbackd_ring_moves_total{domid="1",devid="51712",vdev="xvda"} [0-9]' \

@@ -155,8 +155,8 @@ d = json.load(sys.stdin)["devices"]
 n = sum(x["moves"]["count"] for x in d)
 p = sum(x["moves"]["paused_us"] for x in d) / 1000
 c = sum(x["moves"]["closing_us"] for x in d) / 1000
-dr = sum(x["moves"].get("draining_us", 0) for x in d) / 1000
-rl = sum(x["moves"].get("releasing_us", 0) for x in d) / 1000
+dr = sum(x["moves"]["draining_us"] for x in d) / 1000
+rl = sum(x["moves"]["releasing_us"] for x in d) / 1000
 print("E2E-BENCH conc blkbackd N=%d repeat %s: ring moves %d, paused %.1f ms "
       "in all, %.1f of it closing (%.1f draining, %.1f releasing)"
       % (len(d), sys.argv[1], n, p, c, dr, rl))' "$1"
