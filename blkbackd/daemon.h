@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <xengnttab.h>
 #include <xenstore.h>
 
 #include "blkbackd/options.h"
@@ -35,6 +36,7 @@ struct daemon {
 	unsigned int nr_roots;
 
 	struct blk_budget buffers; /* bounce pages, shared by the workers */
+	xengnttab_handle *grants; /* shared by the workers, see worker.h */
 	struct worker **workers;
 	unsigned int nr_workers;
 	int broken_fd[2]; /* workers report broken rings here */

@@ -85,6 +85,15 @@ static int find_domid(struct daemon *d)
 
 #define MIB_PAGES (1048576u / BLKIF_PAGE_SIZE)
 
+/* What a failure to open the Xen devices means, for the log. */
+static const char *xen_devices_hint(int err)
+{
+	return err == -ENOENT ? " (no /dev/xen/gntdev or /dev/xen/evtchn: is "
+				"this a Xen domain with xen-gntdev and "
+				"xen-evtchn loaded?)"
+			      : "";
+}
+
 static int start_workers(struct daemon *d)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -105,6 +114,14 @@ static int start_workers(struct daemon *d)
 
 	blk_budget_init(&d->buffers, (long)d->opts.buffer_mib * MIB_PAGES);
 
+	d->grants = blk_grants_open();
+	if (!d->grants) {
+		ret = -errno;
+		log_err("cannot open the grant table: %s%s", strerror(-ret),
+			xen_devices_hint(ret));
+		return ret;
+	}
+	cfg.grants = d->grants;
 	d->workers = calloc(n, sizeof(*d->workers));
 	if (!d->workers || balance_new(&d->balance) < 0)
 		return -ENOMEM;
@@ -113,13 +130,7 @@ static int start_workers(struct daemon *d)
 				   d->closed_fd, &cfg);
 		if (ret < 0) {
 			log_err("cannot start I/O worker %u: %s%s", i,
-				strerror(-ret),
-				ret == -ENOENT ? " (no /dev/xen/gntdev or "
-						 "/dev/xen/evtchn: is this a "
-						 "Xen "
-						 "domain with xen-gntdev and "
-						 "xen-evtchn loaded?)"
-					       : "");
+				strerror(-ret), xen_devices_hint(ret));
 			return ret;
 		}
 		d->nr_workers++;
@@ -128,6 +139,7 @@ static int start_workers(struct daemon *d)
 	return 0;
 }
 
+/* After every ring is closed: a kept one holds the grant handle. */
 static void stop_workers(struct daemon *d)
 {
 	for (unsigned int i = 0; i < d->nr_workers; i++)
@@ -137,6 +149,8 @@ static void stop_workers(struct daemon *d)
 	d->nr_workers = 0;
 	balance_free(d->balance);
 	d->balance = NULL;
+	blk_grants_close(d->grants);
+	d->grants = NULL;
 }
 
 /* Watch each backend directory the serve setting names. */

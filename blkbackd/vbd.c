@@ -1598,8 +1598,11 @@ int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to)
 	vq = &v->queue[q];
 	if (vq->moving_to || vq->w == to)
 		return -EBUSY;
-	/* As for a restart: what it has not started stays on the ring. */
-	ret = worker_disconnect(vq->w, cookie, BLK_DISCONNECT_STOP);
+	/*
+	 * As for a restart, what it has not started stays on the ring; but
+	 * the ring and its persistent grants stay mapped for the new worker.
+	 */
+	ret = worker_disconnect(vq->w, cookie, BLK_DISCONNECT_MOVE);
 	if (ret < 0)
 		return ret;
 	vq->moving_to = to;
@@ -1627,12 +1630,14 @@ static void vbd_keep_moved_stats(struct vbd *v, const struct blk_stats *final)
 }
 
 /*
- * A moving ring closed on its old worker: connect it on the new one, as a
- * restarted daemon would (blk_engine_connect() resumes from the ring's
- * indexes and sends the event the guest may be waiting for).
+ * A moving ring closed on its old worker: connect it on the new one with
+ * the mappings it kept (@kept), as a restarted daemon would
+ * (blk_engine_connect() resumes from the ring's indexes and sends the
+ * event the guest may be waiting for).
  */
 static void vbd_ring_moved(struct vbd *v, unsigned int q,
-			   const struct blk_stats *final)
+			   const struct blk_stats *final,
+			   struct blk_handover *kept)
 {
 	struct vbd_queue *vq = &v->queue[q];
 	struct worker *to = vq->moving_to;
@@ -1654,11 +1659,16 @@ static void vbd_ring_moved(struct vbd *v, unsigned int q,
 	if (ret == 0) {
 		vq->params.backend = vq->backend;
 		vq->params.limits.sectors = vbd_capacity(v);
+		/* Taken by the connect, whatever it returns; used once. */
+		vq->params.handover = kept;
 		ret = worker_connect(to, &vq->params);
+		vq->params.handover = NULL;
 		if (ret < 0) {
 			blk_backend_destroy(vq->backend);
 			vq->backend = NULL;
 		}
+	} else {
+		blk_handover_release(kept);
 	}
 	/* The ring served nothing from its stop until it is connected again. */
 	pause_ns = blk_now_ns() - vq->move_start_ns;
@@ -1681,7 +1691,8 @@ static void vbd_ring_moved(struct vbd *v, unsigned int q,
 
 /* A ring of a device closed: the device goes on once all have. */
 static void vbd_ring_closed(void *arg, uint64_t cookie,
-			    const struct blk_stats *final)
+			    const struct blk_stats *final,
+			    struct blk_handover *kept)
 {
 	struct daemon *d = arg;
 	struct vbd *v = vbd_by_cookie(d, cookie);
@@ -1690,9 +1701,11 @@ static void vbd_ring_closed(void *arg, uint64_t cookie,
 	uint32_t domid, devid;
 
 	if (v && q < v->nr_queues && v->queue[q].moving_to) {
-		vbd_ring_moved(v, q, final);
+		vbd_ring_moved(v, q, final, kept);
 		return;
 	}
+	/* The move was called off: its device closes. */
+	blk_handover_release(kept);
 	if (!v || !vbd_queue_closed(v, q, final) || d->stopping)
 		return;
 	if (!v->forget) {

@@ -30,6 +30,8 @@ struct cmd {
 	enum blk_disconnect_mode mode;
 	/* CMD_STATS: the caller's; CMD_DISCONNECT: the last counters, ours. */
 	struct blk_stats *stats;
+	/* CMD_DISCONNECT with BLK_DISCONNECT_MOVE: the ring's mappings. */
+	struct blk_handover *kept;
 	/* CMD_LOADS: the caller's array of @max, and how many it got. */
 	struct worker_ring_load *loads;
 	unsigned int max, nr_loads;
@@ -281,20 +283,26 @@ static void on_conn_broken(void *arg, void *owner, int err)
 }
 
 static void on_conn_closed(void *arg, void *owner,
-			   const struct blk_stats *final)
+			   const struct blk_stats *final,
+			   struct blk_handover *kept)
 {
 	struct worker *w = arg;
 	struct ring_slot **pp = find_slot(w, (uint64_t)(uintptr_t)owner);
 	struct ring_slot *slot;
 
-	if (!pp)
+	if (!pp) {
+		blk_handover_release(kept);
 		return;
+	}
 	slot = *pp;
 	*pp = slot->next;
 	if (slot->closing) {
 		if (slot->closing->stats)
 			*slot->closing->stats = *final;
+		slot->closing->kept = kept;
 		report_closed(w, slot->closing);
+	} else {
+		blk_handover_release(kept);
 	}
 	free(slot);
 }
@@ -352,7 +360,8 @@ static void *worker_boot(void *arg)
 	struct worker *w = ctx->w;
 	int ret;
 
-	ret = blk_engine_create(&w->engine, &worker_engine_ops, w);
+	ret = blk_engine_create(&w->engine, w->cfg.grants, &worker_engine_ops,
+				w);
 	if (ret == 0) {
 		blk_engine_set_poll(w->engine, w->cfg.poll_us);
 		blk_engine_set_timing(w->engine, w->cfg.stage_timing);
@@ -434,8 +443,10 @@ int worker_connect(struct worker *w, const struct blk_conn_params *p)
 	struct cmd *bye = calloc(1, sizeof(*bye));
 	int ret;
 
-	if (!bye)
+	if (!bye) {
+		blk_handover_release(p->handover);
 		return -ENOMEM;
+	}
 	ret = cmd_run(w, &c);
 	if (ret < 0) {
 		free(bye);
@@ -481,7 +492,7 @@ void worker_take_closed(struct worker *w, worker_closed_fn fn, void *arg)
 	for (; list; list = next) {
 		next = list->next;
 		w->nr_rings--;
-		fn(arg, list->cookie, list->stats);
+		fn(arg, list->cookie, list->stats, list->kept);
 		free(list->stats);
 		free(list);
 	}

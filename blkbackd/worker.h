@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Worker threads. Each runs one I/O engine (one io_uring, one grant-table
- * handle, one event-channel handle) serving many rings. The main thread
+ * Worker threads. Each runs one I/O engine (one io_uring and one
+ * event-channel handle, and the grant-table handle all workers share)
+ * serving many rings. The main thread
  * hands rings to a worker and takes them back through a small command
  * queue; the data path itself never takes a lock.
  */
@@ -24,6 +25,11 @@ struct worker_config {
 	struct blk_memory_limits mem; /* its budget shared by all workers */
 	/* Where host I/O errors are counted and logged; shared. */
 	struct host_errors *host_errors;
+	/*
+	 * The grant handle all workers share (blk_grants_open()), so that a
+	 * ring moves between them mapped; it outlives them.
+	 */
+	xengnttab_handle *grants;
 };
 
 /*
@@ -37,7 +43,10 @@ int worker_start(struct worker **out, unsigned int index, int broken_fd,
 /* Stop and join the thread; every ring must have been disconnected. */
 void worker_stop(struct worker *w);
 
-/* Connect a ring on this worker; waits for the result. */
+/*
+ * Connect a ring on this worker; waits for the result. Takes
+ * p->handover, as blk_engine_connect() does.
+ */
 int worker_connect(struct worker *w, const struct blk_conn_params *p);
 /*
  * Start disconnecting the ring whose owner cookie is @cookie (see
@@ -51,9 +60,15 @@ int worker_connect(struct worker *w, const struct blk_conn_params *p);
 int worker_disconnect(struct worker *w, uint64_t cookie,
 		      enum blk_disconnect_mode mode);
 
-/* A ring closed, with its counters at the end (NULL: out of memory). */
+/*
+ * A ring closed, with its counters at the end (NULL: out of memory) and,
+ * after BLK_DISCONNECT_MOVE, its mappings (NULL: unmapped), which @fn
+ * owns: it connects them on another worker (blk_conn_params.handover) or
+ * releases them (blk_handover_release()).
+ */
 typedef void (*worker_closed_fn)(void *arg, uint64_t cookie,
-				 const struct blk_stats *final);
+				 const struct blk_stats *final,
+				 struct blk_handover *kept);
 
 /*
  * Call @fn for every ring of this worker that closed since the last call.

@@ -131,14 +131,99 @@ static void free_ios(struct blk_conn *c)
 	free(c->answers);
 }
 
+/*
+ * What a ring moving between engines keeps (BLK_DISCONNECT_MOVE): its
+ * mappings, made through the grant handle the engines share, and what
+ * says which ring they are.
+ */
+struct blk_handover {
+	xengnttab_handle *xgt;
+	uint32_t domid;
+	uint32_t ring_ref; /* its first page's grant */
+	unsigned int nr_ring_pages;
+	void *sring;
+	bool has_pgrants;
+	struct blk_pgrant_cache pgrants;
+};
+
+void blk_handover_release(struct blk_handover *h)
+{
+	if (!h)
+		return;
+	if (h->has_pgrants)
+		blk_pgrant_destroy(&h->pgrants);
+	xengnttab_unmap(h->xgt, h->sring, h->nr_ring_pages);
+	free(h);
+}
+
+/* Is @h the ring @p describes, mapped through @e's handle? */
+static bool handover_fits(const struct blk_handover *h,
+			  const struct blk_engine *e,
+			  const struct blk_conn_params *p)
+{
+	return h->xgt == e->xgt && h->domid == p->domid &&
+	       h->ring_ref == p->ring_refs[0] &&
+	       h->nr_ring_pages == 1u << p->ring_order;
+}
+
+/*
+ * Take the ring's mapping from @h, when it is the same ring; otherwise
+ * (a caller's mistake) unmap it and map the ring anew. False: map it.
+ */
+static bool take_handover(struct blk_engine *e, struct blk_conn *c,
+			  const struct blk_conn_params *p)
+{
+	struct blk_handover *h = p->handover;
+
+	if (!h)
+		return false;
+	if (!handover_fits(h, e, p)) {
+		blk_handover_release(h);
+		return false;
+	}
+	c->sring = h->sring;
+	if (h->has_pgrants && c->persistent)
+		c->pgrants = h->pgrants;
+	else if (h->has_pgrants)
+		blk_pgrant_destroy(&h->pgrants);
+	free(h);
+	return true;
+}
+
+/* Keep @c's mappings for the engine it moves to; NULL: no memory. */
+static struct blk_handover *give_handover(struct blk_conn *c)
+{
+	struct blk_handover *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	*h = (struct blk_handover){
+		.xgt = c->e->xgt,
+		.domid = c->domid,
+		.ring_ref = c->ring_ref,
+		.nr_ring_pages = c->nr_ring_pages,
+		.sring = c->sring,
+		.has_pgrants = c->pgrants.entries != NULL,
+		.pgrants = c->pgrants,
+	};
+	c->sring = NULL;
+	c->pgrants = (struct blk_pgrant_cache){ 0 };
+	return h;
+}
+
 static int map_ring(struct blk_engine *e, struct blk_conn *c,
 		    const struct blk_conn_params *p)
 {
 	uint32_t refs[BLK_MAX_RING_PAGES];
 
-	if (p->ring_order > BLK_MAX_RING_ORDER)
+	if (p->ring_order > BLK_MAX_RING_ORDER) {
+		blk_handover_release(p->handover);
 		return -EINVAL;
+	}
 	c->nr_ring_pages = 1u << p->ring_order;
+	c->ring_ref = p->ring_refs[0];
+	if (take_handover(e, c, p))
+		return 0;
 	memcpy(refs, p->ring_refs, c->nr_ring_pages * sizeof(refs[0]));
 	/* All pages at once, virtually contiguous, or nothing. */
 	c->sring = xengnttab_map_domain_grant_refs(e->xgt, c->nr_ring_pages,
@@ -191,8 +276,10 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 	struct blk_conn *c = calloc(1, sizeof(*c));
 	int ret;
 
-	if (!c)
+	if (!c) {
+		blk_handover_release(p->handover);
 		return -ENOMEM;
+	}
 	c->e = e;
 	c->owner = p->owner;
 	c->domid = p->domid;
@@ -202,6 +289,7 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 	c->persistent = p->persistent;
 	c->pgrants.free_head = -1;
 
+	/* Takes p->handover, if any. */
 	ret = map_ring(e, c, p);
 	if (ret == 0)
 		ret = bind_port(e, c, p);
@@ -228,21 +316,24 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 	}
 	if (ret == 0)
 		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget);
-	if (ret == 0 && c->persistent)
+	/* Unless a handover brought the cache along. */
+	if (ret == 0 && c->persistent && !c->pgrants.entries)
 		ret = blk_pgrant_init(&c->pgrants, pgrant_cap(c), e->xgt,
 				      c->domid);
 	if (ret < 0) {
-		conn_destroy(c);
+		conn_destroy(c, NULL);
 		return ret;
 	}
 	*out = c;
 	return 0;
 }
 
-void conn_destroy(struct blk_conn *c)
+void conn_destroy(struct blk_conn *c, struct blk_handover **kept)
 {
 	struct blk_engine *e = c->e;
 
+	if (kept && c->sring)
+		*kept = give_handover(c);
 	/* Even after a fall-back to copying: its old mappings are still held.
 	 */
 	blk_pgrant_destroy(&c->pgrants);

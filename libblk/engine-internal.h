@@ -97,6 +97,7 @@ struct blk_conn {
 	struct blk_ring ring;
 	void *sring;
 	unsigned int nr_ring_pages;
+	uint32_t ring_ref; /* its first page's grant */
 	uint32_t domid;
 	evtchn_port_t port;
 	struct blk_backend *backend; /* borrowed; see libblk/backend.h */
@@ -135,7 +136,8 @@ struct blk_conn {
 	bool event_off;
 	bool must_push; /* responses to publish */
 	bool closing;
-	bool stopping; /* closing because the daemon stops */
+	bool stopping; /* closing because the daemon stops or it moves */
+	bool moving; /* closing to move: its mappings are kept */
 	uint64_t close_start_ns; /* when blk_engine_disconnect() came */
 	bool broken;
 };
@@ -143,6 +145,7 @@ struct blk_conn {
 struct blk_engine {
 	struct io_uring uring;
 	xengnttab_handle *xgt;
+	bool own_xgt; /* not shared with the process's other engines */
 	xenevtchn_handle *xce;
 	int evtchn_fd;
 	bool evtchn_armed;
@@ -228,7 +231,12 @@ void io_set_aside(struct blk_io *io);
 /* conn.c */
 int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		struct blk_conn **out);
-void conn_destroy(struct blk_conn *c);
+/*
+ * Unmap and free @c; with @kept, its ring and persistent grants stay
+ * mapped and go to a handover there instead (*kept NULL: unmapped, for
+ * want of memory).
+ */
+void conn_destroy(struct blk_conn *c, struct blk_handover **kept);
 /* Make sure @io can hold @nr segments (and their indirect pages). */
 int conn_io_reserve(struct blk_io *io, unsigned int nr, bool indirect);
 /* More free request slots; -ENOBUFS when the ring's size is reached. */

@@ -58,14 +58,33 @@ static int setup_uring(struct io_uring *ring)
 	return ret;
 }
 
-static int open_xen_handles(struct blk_engine *e)
+xengnttab_handle *blk_grants_open(void)
+{
+	xengnttab_handle *xgt = xengnttab_open(NULL, 0);
+
+	/*
+	 * Old kernels limit the grants a handle maps, and an engine sharing
+	 * it shares that limit; current ones limit only one call's.
+	 */
+	if (xgt)
+		xengnttab_set_max_grants(xgt, MAX_GRANTS);
+	return xgt;
+}
+
+void blk_grants_close(xengnttab_handle *xgt)
+{
+	if (xgt)
+		xengnttab_close(xgt);
+}
+
+static int open_xen_handles(struct blk_engine *e, xengnttab_handle *shared)
 {
 	int flags;
 
-	e->xgt = xengnttab_open(NULL, 0);
+	e->own_xgt = !shared;
+	e->xgt = shared ? shared : blk_grants_open();
 	if (!e->xgt)
 		return -errno;
-	xengnttab_set_max_grants(e->xgt, MAX_GRANTS);
 	e->xce = xenevtchn_open(NULL, 0);
 	if (!e->xce)
 		return -errno;
@@ -77,8 +96,8 @@ static int open_xen_handles(struct blk_engine *e)
 	return 0;
 }
 
-int blk_engine_create(struct blk_engine **out, const struct blk_engine_ops *ops,
-		      void *arg)
+int blk_engine_create(struct blk_engine **out, xengnttab_handle *xgt,
+		      const struct blk_engine_ops *ops, void *arg)
 {
 	struct blk_engine *e = calloc(1, sizeof(*e));
 	int ret;
@@ -92,7 +111,7 @@ int blk_engine_create(struct blk_engine **out, const struct blk_engine_ops *ops,
 		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES,
 	};
 	e->uring.ring_fd = -1;
-	ret = open_xen_handles(e);
+	ret = open_xen_handles(e, xgt);
 	if (ret == 0)
 		ret = setup_uring(&e->uring);
 	if (ret < 0) {
@@ -112,8 +131,8 @@ void blk_engine_destroy(struct blk_engine *e)
 		io_uring_queue_exit(&e->uring);
 	if (e->xce)
 		xenevtchn_close(e->xce);
-	if (e->xgt)
-		xengnttab_close(e->xgt);
+	if (e->own_xgt)
+		blk_grants_close(e->xgt);
 	blk_copy_batch_free(&e->copies);
 	free(e->by_port);
 	free(e);
@@ -287,7 +306,7 @@ int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 		return ret;
 	ret = set_port_owner(e, c->port, c);
 	if (ret < 0) {
-		conn_destroy(c);
+		conn_destroy(c, NULL);
 		return ret;
 	}
 	c->throttle = p->throttle;
@@ -305,6 +324,7 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 {
 	void *owner = c->owner;
 	struct blk_stats final;
+	struct blk_handover *kept = NULL;
 	uint64_t drained_ns = blk_now_ns();
 
 	blk_engine_conn_stats(c, &final);
@@ -321,9 +341,9 @@ static void finish_close(struct blk_engine *e, struct blk_conn *c)
 		}
 	}
 	e->nr_conns--;
-	conn_destroy(c);
+	conn_destroy(c, c->moving ? &kept : NULL);
 	final.close.release_ns = blk_now_ns() - drained_ns;
-	e->ops->conn_closed(e->arg, owner, &final);
+	e->ops->conn_closed(e->arg, owner, &final, kept);
 }
 
 /*
@@ -365,7 +385,9 @@ void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 	if (!c->closing)
 		c->close_start_ns = blk_now_ns();
 	c->closing = true;
-	c->stopping = mode == BLK_DISCONNECT_STOP;
+	c->stopping = mode != BLK_DISCONNECT_CLOSE;
+	/* Another engine can take the mappings only through this handle. */
+	c->moving = mode == BLK_DISCONNECT_MOVE && !e->own_xgt;
 	c->kicked = false;
 	activate(e, c);
 	set_aside_parked(c);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The I/O engine: one io_uring, one grant-table handle and one
- * event-channel handle serving any number of connected rings.
+ * The I/O engine: one io_uring and one event-channel handle serving any
+ * number of connected rings, with a grant-table handle it may share with
+ * the process's other engines.
  *
  * An engine belongs to one thread, which creates it and runs it; nothing
- * in it is locked. Every function here is called on that thread, and the
- * callbacks in blk_engine_ops run on it too: from blk_engine_run(), and
- * conn_closed() also from blk_engine_disconnect().
+ * in it is locked. Every function here is called on that thread (but for
+ * the shared grant handle's and blk_handover_release(), which say so), and
+ * the callbacks in blk_engine_ops run on it too: from blk_engine_run(),
+ * and conn_closed() also from blk_engine_disconnect().
  *
  * Each pass of blk_engine_run() consumes the requests available on the
  * notified rings, up to a budget per ring (32 requests or 1024 segments,
@@ -21,6 +23,7 @@
 #define LIBBLK_ENGINE_H
 
 #include <stdint.h>
+#include <xengnttab.h>
 
 #include "libblk/backend.h"
 #include "libblk/blkif_abi.h"
@@ -31,6 +34,8 @@
 
 struct blk_engine;
 struct blk_conn;
+/* A ring's mappings, kept across a move: see BLK_DISCONNECT_MOVE. */
+struct blk_handover;
 
 struct blk_conn_params {
 	uint32_t domid; /* the frontend's domain */
@@ -48,6 +53,13 @@ struct blk_conn_params {
 	 */
 	struct blk_throttle *throttle;
 	void *owner; /* handed back to the callbacks; never dereferenced */
+	/*
+	 * The same ring's mappings from another engine sharing this one's
+	 * grant handle (BLK_DISCONNECT_MOVE), used instead of mapping it
+	 * anew; NULL: map it. blk_engine_connect() takes it, whatever it
+	 * returns.
+	 */
+	struct blk_handover *handover;
 };
 
 struct blk_engine_ops {
@@ -62,9 +74,13 @@ struct blk_engine_ops {
 	 * A disconnect finished: in-flight I/O was answered, the ring is
 	 * unmapped and the event channel unbound. The connection is gone;
 	 * @final holds its counters (as blk_engine_conn_stats()) at the end.
+	 * After BLK_DISCONNECT_MOVE, @kept holds the ring's mappings instead
+	 * (NULL when they could not be kept: the ring was unmapped); the
+	 * callee owns it (blk_engine_connect() or blk_handover_release()).
 	 */
 	void (*conn_closed)(void *arg, void *owner,
-			    const struct blk_stats *final);
+			    const struct blk_stats *final,
+			    struct blk_handover *kept);
 	/*
 	 * The host failed an I/O the guest asked for (@err: -EIO, -ENOSPC, a
 	 * failed sync...): the guest gets an error answer; this is for the
@@ -74,8 +90,23 @@ struct blk_engine_ops {
 	void (*host_error)(void *arg, void *owner, uint8_t op, int err);
 };
 
-int blk_engine_create(struct blk_engine **out, const struct blk_engine_ops *ops,
-		      void *arg);
+/*
+ * The grant-table handle the engines of one process share, so that a ring
+ * mapped by one engine can be served and unmapped by another
+ * (BLK_DISCONNECT_MOVE). It may be used from any thread: the kernel's
+ * gntdev keeps its own state under its lock, and libxengnttab keeps none.
+ * Returns NULL with errno set. Close it after the last engine using it is
+ * destroyed and every handover released.
+ */
+xengnttab_handle *blk_grants_open(void);
+void blk_grants_close(xengnttab_handle *xgt);
+
+/*
+ * @xgt: the process's shared grant handle (borrowed), or NULL for one of
+ * the engine's own (its rings cannot then move to another engine).
+ */
+int blk_engine_create(struct blk_engine **out, xengnttab_handle *xgt,
+		      const struct blk_engine_ops *ops, void *arg);
 /* All connections must be closed first. */
 void blk_engine_destroy(struct blk_engine *e);
 
@@ -102,6 +133,14 @@ enum blk_disconnect_mode {
 	 * exactly the ones past rsp_prod). The guest sees a pause.
 	 */
 	BLK_DISCONNECT_STOP,
+	/*
+	 * The ring moves to another engine of this process: as STOP, but
+	 * the ring and its persistent grants stay mapped and go to
+	 * conn_closed()'s @kept, for blk_engine_connect() on the other
+	 * engine. Only its event channel is bound anew there. Without a
+	 * shared grant handle it is STOP.
+	 */
+	BLK_DISCONNECT_MOVE,
 };
 
 /*
@@ -111,6 +150,12 @@ enum blk_disconnect_mode {
  */
 void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 			   enum blk_disconnect_mode mode);
+
+/*
+ * Unmap a ring kept for a move that will not happen. Any thread; the
+ * grant handle it was mapped with must still be open.
+ */
+void blk_handover_release(struct blk_handover *h);
 
 /*
  * Change the capacity of a live connection (online resize). Requests

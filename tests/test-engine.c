@@ -22,6 +22,8 @@
  *    that kept one back would sleep on it), and each ring is notified in
  *    the pass that publishes them, only when its guest asked (rsp_event);
  *  - busy-polling spins for at most the window it was given;
+ *  - a ring moved between engines that share a grant handle keeps its
+ *    mappings, and the other engine serves what was left on it;
  *  - a ring the guest did not grant is refused at connect, leaving
  *    nothing behind;
  *  - after a resize, new requests are checked against the new size;
@@ -84,6 +86,7 @@ struct guest {
 	int broken_err; /* from conn_broken(), 0 until then */
 	bool closed; /* conn_closed() came */
 	struct blk_stats final; /* and the counters it handed over */
+	struct blk_handover *kept; /* and, after a move, the mappings */
 	unsigned int host_errors; /* host_error() calls, and the last one's */
 	uint8_t host_error_op;
 	int host_error;
@@ -158,10 +161,12 @@ static void on_conn_broken(void *arg, void *owner, int err)
 }
 
 static void on_conn_closed(void *arg, void *owner,
-			   const struct blk_stats *final)
+			   const struct blk_stats *final,
+			   struct blk_handover *kept)
 {
 	struct guest *g = owner;
 
+	g->kept = kept;
 	g->closed = true;
 	g->final = *final;
 }
@@ -202,14 +207,38 @@ static bool took_event(struct guest *g)
 	return true;
 }
 
-/* Domain @domid with a ring of 2^@order pages, connected to @e. */
-static void guest_start(struct blk_engine *e, struct guest *g, uint32_t domid,
-			unsigned int order)
+/*
+ * Connect @g's ring to @e, with its persistent grants or not, taking the
+ * mappings @kept from another engine (NULL: none).
+ */
+static void guest_connect(struct blk_engine *e, struct guest *g,
+			  bool persistent, struct blk_handover *kept)
+{
+	struct blk_conn_params p = {
+		.domid = g->domid,
+		.ring_order = g->order,
+		.remote_port = (uint32_t)g->port,
+		.abi = BLKIF_ABI_X86_64,
+		.backend = g->backend,
+		.limits = { .sectors = IMAGE_BYTES / 512, .sector_size = 512 },
+		.persistent = persistent,
+		.owner = g,
+		.handover = kept,
+	};
+
+	memcpy(p.ring_refs, g->ring_refs, sizeof(p.ring_refs));
+	g->closed = false;
+	REQUIRE_EQ(blk_engine_connect(e, &p, &g->conn), 0);
+	/* A connection starts with one event to its guest (conn.c). */
+	CHECK(took_event(g));
+}
+
+/* Domain @domid with a ring of 2^@order pages, not yet connected. */
+static void guest_make(struct guest *g, uint32_t domid, unsigned int order)
 {
 	unsigned int pages = 1u << order;
 	size_t bytes = (size_t)pages * XENSIM_PAGE_SIZE;
 	struct blkif_x86_64_sring *s;
-	struct blk_conn_params p;
 	int ref;
 
 	*g = (struct guest){ .domid = domid, .order = order };
@@ -228,21 +257,15 @@ static void guest_start(struct blk_engine *e, struct guest *g, uint32_t domid,
 	g->data_ref = (uint32_t)ref;
 	g->port = xensim_evtchn_alloc_unbound(g->dom, 0);
 	REQUIRE(g->port > 0);
-
 	g->backend = logging_backend_new(g);
-	p = (struct blk_conn_params){
-		.domid = domid,
-		.ring_order = order,
-		.remote_port = (uint32_t)g->port,
-		.abi = BLKIF_ABI_X86_64,
-		.backend = g->backend,
-		.limits = { .sectors = IMAGE_BYTES / 512, .sector_size = 512 },
-		.owner = g,
-	};
-	memcpy(p.ring_refs, g->ring_refs, sizeof(p.ring_refs));
-	REQUIRE_EQ(blk_engine_connect(e, &p, &g->conn), 0);
-	/* A connection starts with one event to its guest (conn.c). */
-	CHECK(took_event(g));
+}
+
+/* Domain @domid with a ring of 2^@order pages, connected to @e. */
+static void guest_start(struct blk_engine *e, struct guest *g, uint32_t domid,
+			unsigned int order)
+{
+	guest_make(g, domid, order);
+	guest_connect(e, g, false, NULL);
 }
 
 static unsigned int ring_slots(const struct guest *g)
@@ -642,6 +665,90 @@ static void test_disconnect_sets_parked_aside(struct blk_engine *e)
 	disconnect_with_parked(e, 62, BLK_DISCONNECT_STOP);
 }
 
+/* How many of @g's grants the engines hold mapped. */
+static uint32_t mapped_grants(const struct guest *g)
+{
+	struct xensim_domain_stats st;
+
+	REQUIRE_EQ(xensim_domain_stats(dir, g->domid, &st), 0);
+	return st.mapped_grants;
+}
+
+/*
+ * Serve reads 0..3 of @g (persistent grants on) on @from, leave reads 4
+ * and 5 queued, and move the ring off @from: it closes with the two
+ * unanswered on the ring for whoever serves it next.
+ */
+static void serve_then_move(struct blk_engine *from, struct guest *g)
+{
+	queue_reads(g, 0, 4);
+	run_until_published(from, g, 4);
+	take_responses_and_rearm(g);
+	/* The ring's page and the one data page, mapped once for all four. */
+	REQUIRE_EQ(mapped_grants(g), 2);
+	queue_reads(g, 4, 2);
+	guest_disconnect(from, g, BLK_DISCONNECT_MOVE);
+	CHECK_EQ(published(g), 4);
+}
+
+/*
+ * Between two engines sharing a grant handle, BLK_DISCONNECT_MOVE keeps
+ * the ring's and the persistent grants' mappings: nothing is unmapped at
+ * the close, nothing mapped again at the connect on the other engine,
+ * which serves the two requests left on the ring and the ones after.
+ * Released instead, a kept ring unmaps all. On an engine with a handle of
+ * its own, a move is a stop: everything is unmapped and nothing kept.
+ */
+static void test_move_keeps_mappings(struct blk_engine *own)
+{
+	xengnttab_handle *xgt = blk_grants_open();
+	struct blk_engine *a, *b;
+	struct guest g;
+
+	REQUIRE(xgt != NULL);
+	REQUIRE_EQ(blk_engine_create(&a, xgt, &ops, NULL), 0);
+	REQUIRE_EQ(blk_engine_create(&b, xgt, &ops, NULL), 0);
+
+	guest_make(&g, 81, 0);
+	guest_connect(a, &g, true, NULL);
+	serve_then_move(a, &g);
+	REQUIRE(g.kept != NULL);
+	CHECK_EQ(mapped_grants(&g), 2);
+	CHECK_EQ(blk_engine_nr_conns(a), 0);
+
+	guest_connect(b, &g, true, g.kept);
+	CHECK_EQ(mapped_grants(&g), 2);
+	run_until_published(b, &g, 6);
+	queue_reads(&g, 6, 2);
+	run_until_published(b, &g, 8);
+	take_responses(&g);
+	check_answers_in_order(&g, 8);
+	CHECK_EQ(mapped_grants(&g), 2);
+	guest_disconnect(b, &g, BLK_DISCONNECT_CLOSE);
+	CHECK(g.kept == NULL);
+	CHECK_EQ(mapped_grants(&g), 0);
+	guest_stop(b, &g);
+
+	guest_make(&g, 82, 0);
+	guest_connect(a, &g, true, NULL);
+	serve_then_move(a, &g);
+	REQUIRE(g.kept != NULL);
+	blk_handover_release(g.kept);
+	CHECK_EQ(mapped_grants(&g), 0);
+	guest_stop(a, &g);
+
+	guest_make(&g, 83, 0);
+	guest_connect(own, &g, true, NULL);
+	serve_then_move(own, &g);
+	CHECK(g.kept == NULL);
+	CHECK_EQ(mapped_grants(&g), 0);
+	guest_stop(own, &g);
+
+	blk_engine_destroy(a);
+	blk_engine_destroy(b);
+	blk_grants_close(xgt);
+}
+
 /*
  * A guest publishes more requests than its ring holds: the engine calls
  * conn_broken() for it and serves the other ring in the same pass; the
@@ -798,7 +905,7 @@ int main(void)
 	REQUIRE_EQ(xensim_host_init(dir), 0);
 	image_fd = make_image();
 
-	ret = blk_engine_create(&e, &ops, NULL);
+	ret = blk_engine_create(&e, NULL, &ops, NULL);
 	if (ret == -ENOSYS || ret == -EPERM) {
 		printf("test-engine: no io_uring here (%s): skipped\n",
 		       strerror(-ret));
@@ -811,6 +918,7 @@ int main(void)
 	test_parked_resume_in_order(e);
 	test_broken_ring_alone_is_dropped(e);
 	test_disconnect_sets_parked_aside(e);
+	test_move_keeps_mappings(e);
 	test_connect_refuses_ungranted_ring(e);
 	test_resize_applies_to_new_requests(e);
 	test_host_error_once_per_io(e);
