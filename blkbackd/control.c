@@ -216,6 +216,7 @@ static json_object *moves_of(const struct vbd_moves *m)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "count", json_object_new_uint64(m->count));
+	json_object_object_add(o, "kept", json_object_new_uint64(m->kept));
 	json_object_object_add(o, "paused_us",
 			       json_object_new_uint64(m->paused_ns / 1000));
 	json_object_object_add(o, "closing_us",

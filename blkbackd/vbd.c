@@ -1646,6 +1646,8 @@ static void vbd_ring_moved(struct vbd *v, unsigned int q,
 	/* Of it, the old worker's (struct blk_stats' close). */
 	uint64_t drain_ns = final ? final->close.drain_ns : 0;
 	uint64_t release_ns = final ? final->close.release_ns : 0;
+	/* Read before the connect takes it. */
+	bool mapped = kept != NULL;
 	int ret;
 
 	vq->moving_to = NULL;
@@ -1673,6 +1675,7 @@ static void vbd_ring_moved(struct vbd *v, unsigned int q,
 	/* The ring served nothing from its stop until it is connected again. */
 	pause_ns = blk_now_ns() - vq->move_start_ns;
 	v->moves.count++;
+	v->moves.kept += ret == 0 && mapped;
 	v->moves.paused_ns += pause_ns;
 	v->moves.closing_ns += closing_ns;
 	v->moves.draining_ns += drain_ns;

@@ -97,10 +97,14 @@ struct blk_frontend_summary {
  * each ring's stop on its old worker to its connect on the new one), of
  * which closing (until the main thread saw it closed), and of that its
  * old worker's draining (answering its started I/O) and releasing
- * (unmapping its ring and grants; struct blk_stats' close).
+ * (unbinding its event channel, and unmapping its ring and grants unless
+ * they were kept; struct blk_stats' close). @kept: the moves whose ring
+ * and persistent grants stayed mapped (BLK_DISCONNECT_MOVE), so that the
+ * new worker did not map them again.
  */
 struct vbd_moves {
 	uint64_t count;
+	uint64_t kept;
 	uint64_t paused_ns;
 	uint64_t closing_ns;
 	uint64_t draining_ns, releasing_ns;

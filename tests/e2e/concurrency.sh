@@ -153,13 +153,14 @@ conc_moves() { # REP
 import json, sys
 d = json.load(sys.stdin)["devices"]
 n = sum(x["moves"]["count"] for x in d)
+k = sum(x["moves"]["kept"] for x in d)
 p = sum(x["moves"]["paused_us"] for x in d) / 1000
 c = sum(x["moves"]["closing_us"] for x in d) / 1000
 dr = sum(x["moves"]["draining_us"] for x in d) / 1000
 rl = sum(x["moves"]["releasing_us"] for x in d) / 1000
-print("E2E-BENCH conc blkbackd N=%d repeat %s: ring moves %d, paused %.1f ms "
-      "in all, %.1f of it closing (%.1f draining, %.1f releasing)"
-      % (len(d), sys.argv[1], n, p, c, dr, rl))' "$1"
+print("E2E-BENCH conc blkbackd N=%d repeat %s: ring moves %d (%d kept mapped), "
+      "paused %.1f ms in all, %.1f of it closing (%.1f draining, %.1f releasing)"
+      % (len(d), sys.argv[1], n, k, p, c, dr, rl))' "$1"
 }
 
 # One session on ARM for repeat REP: guest 1 alone (N=1), then guests 1-3

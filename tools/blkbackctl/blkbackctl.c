@@ -254,8 +254,8 @@ static void print_limit(json_object *limit)
 }
 
 /*
- * "ring moves 3, paused 1.2 ms (0.8 closing: 0.5 draining, 0.2 releasing)"
- * (disks whose rings moved)
+ * "ring moves 3 (3 kept mapped), paused 1.2 ms (0.8 closing: 0.5 draining,
+ * 0.2 releasing)" (disks whose rings moved)
  */
 static void print_moves(json_object *d)
 {
@@ -263,9 +263,10 @@ static void print_moves(json_object *d)
 
 	if (!json_object_object_get_ex(d, "moves", &m) || !num(m, "count"))
 		return;
-	printf("  ring moves %" PRId64 ", paused %.1f ms (%.1f closing: %.1f "
-	       "draining, %.1f releasing)\n",
-	       num(m, "count"), (double)num(m, "paused_us") / 1000,
+	printf("  ring moves %" PRId64 " (%" PRId64 " kept mapped), paused "
+	       "%.1f ms (%.1f closing: %.1f draining, %.1f releasing)\n",
+	       num(m, "count"), num(m, "kept"),
+	       (double)num(m, "paused_us") / 1000,
 	       (double)num(m, "closing_us") / 1000,
 	       (double)num(m, "draining_us") / 1000,
 	       (double)num(m, "releasing_us") / 1000);
