@@ -25,7 +25,7 @@ assert_daemon_alive
 "$BLKFRONT" --domid 1 --seconds 15 --depth 8 --verify --queues 2 \
 	>"$WORK/front-1.out" 2>&1 &
 front=$!
-BG_PIDS="$BG_PIDS $front"
+track_pid $front
 wait_node "$(be_path 1)/state" 4 15 || fail "guest 1 did not connect"
 sleep 1
 

@@ -48,7 +48,7 @@ LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 DAEMON_PID=$!
 wait_file_line "$WORK/blkbackd.log" "serving" 10 ||
 	fail "the daemon did not start"
-BG_PIDS="$BG_PIDS $(cat "$WORK/journald.pid")"
+track_pid $(cat "$WORK/journald.pid")
 
 guest 1 8M
 attach 1

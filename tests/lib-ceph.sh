@@ -18,5 +18,5 @@ ceph_pid() { "$CEPH_CLUSTER" pid "$CEPH_DIR" "$1"; }
 ceph_start() {
 	requires ceph-mon ceph-osd ceph rbd monmaptool ceph-authtool python3
 	"$CEPH_CLUSTER" start "$CEPH_DIR" || fail "the Ceph cluster did not start"
-	BG_PIDS="$BG_PIDS $(ceph_pid mon.a) $(ceph_pid osd.0)"
+	track_pid $(ceph_pid mon.a) $(ceph_pid osd.0)
 }

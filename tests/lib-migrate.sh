@@ -42,7 +42,7 @@ receive_after_release() { # S R SEED BE WAIT
 	"$BLKFRONT" --domid "$2" --preexisting --seed "$3" --ops 300 --verify \
 		--timeout-ms 30000 >"$WORK/front-$2.out" 2>&1 3>&- &
 	front=$!
-	BG_PIDS="$BG_PIDS $front"
+	track_pid $front
 	sleep "$5"
 	assert_node "$4/state" 2
 	grep -q "connected:" "$WORK/front-$2.out" &&
@@ -85,7 +85,7 @@ other_host_start() { # HB
 		XENSIM_DOMID=$HB "$BLKBACKD" --log-level debug --domid "$HB" \
 		--state-dir "$WORK/state-b" 2>>"$WORK/blkbackd-b.log" &
 	B_PID=$!
-	BG_PIDS="$BG_PIDS $B_PID"
+	track_pid $B_PID
 }
 
 other_host_alive() {
@@ -107,7 +107,7 @@ between_hosts() { # S R X TARGET REFUSED [WAIT]
 	xenstore-write "/local/domain/$3/vm" /vm/5e1f0000-0000-4000-8000-0000000000aa
 	"$TOOLSTACK" attach "$3" "$4" xvda --backend-domid "$HB" \
 		>>"$WORK/toolstack.log" 2>&1 &
-	BG_PIDS="$BG_PIDS $!"
+	track_pid $!
 	wait_node "$(hb_be "$3")/state" 5 20 ||
 		fail "the other host served another VM's writer: state $(xs_read "$(hb_be "$3")/state")"
 	xs_read "$(hb_be "$3")/error" | grep -q "$5" ||

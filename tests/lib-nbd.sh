@@ -12,7 +12,7 @@ nbd_server() {
 	nbdkit --foreground --unix "$WORK/$name.sock" "$@" \
 		>>"$WORK/$name.log" 2>&1 3>&- &
 	eval "${name}_pid=$!"
-	BG_PIDS="$BG_PIDS $!"
+	track_pid $!
 	n=50
 	until [ -S "$WORK/$name.sock" ]; do
 		n=$((n - 1))

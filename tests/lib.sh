@@ -26,7 +26,7 @@ CACHESTAT=$top_builddir/tests/it-cachestat
 
 WORK=
 DAEMON_PID=
-BG_PIDS=
+BG_PIDS= # PID:START pairs, see track_pid
 SIM_HOSTS=
 SCRATCH_MOUNTS=
 FAILED=0
@@ -134,11 +134,27 @@ hv_tool() {
 
 # ---- the scratch directory and what the EXIT trap undoes ----
 
+# pid_start PID: when the process PID started (field 22 of /proc/PID/stat),
+# empty when there is none; with the pid, it names one process for good.
+pid_start() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20
+}
+
+# track_pid PID...: the EXIT trap kills each PID if it still runs. Only if
+# it is still the process it was now: pids wrap, and one reaped long ago
+# may belong to another test's process by then.
+track_pid() {
+	for tracked_pid in "$@"; do
+		BG_PIDS="$BG_PIDS $tracked_pid:$(pid_start "$tracked_pid")"
+	done
+}
+
 cleanup() {
 	rc=$?
 	trap - EXIT
 	for p in $BG_PIDS; do
-		kill "$p" 2>/dev/null
+		[ "$(pid_start "${p%%:*}")" = "${p#*:}" ] &&
+			kill "${p%%:*}" 2>/dev/null
 	done
 	if [ -n "$DAEMON_PID" ]; then
 		kill "$DAEMON_PID" 2>/dev/null
@@ -162,7 +178,7 @@ cleanup() {
 }
 
 # scratch_dir: $WORK, a new directory that the EXIT trap removes together
-# with everything started in it: the processes in BG_PIDS, the daemon, the
+# with everything started in it: the processes given to track_pid, the daemon, the
 # simulated hosts named (relative to $WORK) in SIM_HOSTS, and the file
 # systems mounted at the absolute paths in SCRATCH_MOUNTS (unmounted after
 # the daemon stops).
@@ -422,7 +438,7 @@ blkfront_bg() {
 	"$BLKFRONT" --domid "$bg_domid" "$@" >"$WORK/front-$bg_domid.out" \
 		2>&1 &
 	BG_PID=$!
-	BG_PIDS="$BG_PIDS $BG_PID"
+	track_pid $BG_PID
 }
 
 # blkfront_wait DOMID PID [WHAT]: that background run must succeed, or the
@@ -469,7 +485,7 @@ hold_start() {
 	"$BLKFRONT" --domid "$HOLD_DOMID" "$@" <"$WORK/in-$HOLD_DOMID" \
 		>"$WORK/front-$HOLD_DOMID.out" 2>&1 &
 	HOLD_PID=$!
-	BG_PIDS="$BG_PIDS $HOLD_PID"
+	track_pid $HOLD_PID
 	exec 3>"$WORK/in-$HOLD_DOMID"
 }
 
@@ -505,7 +521,7 @@ good_guest_start() {
 		done
 	) &
 	GOOD_PID=$!
-	BG_PIDS="$BG_PIDS $GOOD_PID"
+	track_pid $GOOD_PID
 }
 
 # assert_good_guest WHAT: the well-behaved guest has not failed so far.

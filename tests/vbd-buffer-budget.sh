@@ -15,7 +15,7 @@ for d in 1 2; do
 		--queues 1 --indirect 256 --persistent no \
 		>"$WORK/front-$d.out" 2>&1 &
 	eval "front$d=\$!"
-	BG_PIDS="$BG_PIDS $!"
+	track_pid $!
 done
 for d in 1 2; do
 	eval "pid=\$front$d"

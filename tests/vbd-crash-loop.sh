@@ -22,7 +22,7 @@ started=$(date +%s)
 "$BLKFRONT" --domid 1 --seconds $seconds --depth 16 --verify \
 	--flush-every 8 --queues 1 >"$WORK/front-1.out" 2>&1 &
 front=$!
-BG_PIDS="$BG_PIDS $front"
+track_pid $front
 wait_node "$(be_path 1)/state" 4 15 || fail "guest 1 did not connect"
 
 now_ms() { date +%s%3N; }

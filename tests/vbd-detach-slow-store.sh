@@ -21,7 +21,7 @@ BOUND_MS=6000
 nbdkit --foreground --unix "$WORK/slow.sock" --filter=pause memory 16M \
 	pause-control="$WORK/pause.sock" >"$WORK/nbdkit.log" 2>&1 &
 NBDKIT_PID=$!
-BG_PIDS="$BG_PIDS $NBDKIT_PID"
+track_pid $NBDKIT_PID
 # A paused nbdkit outlives SIGTERM, and a daemon waiting for it would
 # outlive the test: at exit it dies first, failing what it holds.
 trap 'rc=$?; kill -9 "$NBDKIT_PID" 2>/dev/null; (exit $rc); cleanup' EXIT

@@ -35,7 +35,7 @@ xs_read "$(dd_be 1)/hotplug-status" >/dev/null &&
 	fail "dom0's toolstack ran the script for a driver domain"
 "$BLKFRONT" --domid 1 --ops 200 --verify >"$WORK/front-1.out" 2>&1 &
 front=$!
-BG_PIDS="$BG_PIDS $front"
+track_pid $front
 n=15
 while [ "$n" -gt 0 ]; do
 	st=$(xs_read "$(dd_be 1)/state")
@@ -57,7 +57,7 @@ grep -q "verified OK" "$WORK/front-1.out" || fail "dom 1: not verified"
 guest 2 8M
 "$TOOLSTACK" attach 2 "$WORK/missing.img" xvda --backend-domid $DD \
 	--script "$HOTPLUG" >>"$WORK/toolstack.log" 2>&1 &
-BG_PIDS="$BG_PIDS $!"
+track_pid $!
 wait_node "$(dd_be 2)/state" 5 5 ||
 	fail "dom 2: backend in state $(xs_read "$(dd_be 2)/state"), not Closing"
 err=$(xs_read "$(dd_be 2)/error") || fail "dom 2: no error node"

@@ -137,7 +137,7 @@ nbdkit --unix "$WORK/nbd.sock" --pidfile "$WORK/nbd.pid" --filter=error \
 	error-pwrite-file="$WORK/fail-writes" error-pread-rate=1 \
 	error-pread-file="$WORK/fail-reads" >"$WORK/nbd.log" 2>&1 ||
 	fail "nbdkit did not start: $(cat "$WORK/nbd.log")"
-BG_PIDS="$BG_PIDS $(cat "$WORK/nbd.pid")"
+track_pid $(cat "$WORK/nbd.pid")
 guest_on 6 "nbd+unix:///?socket=$WORK/nbd.sock"
 touch "$WORK/fail-writes"
 fails_promptly 6 WRITE "NBD writes failing" --seed "$SEED" --ops 200 --verify

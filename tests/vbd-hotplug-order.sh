@@ -29,7 +29,7 @@ slow_attach() {
 		--script "$WORK/slow-hotplug" --script-delay-ms "$2" \
 		>>"$WORK/toolstack.log" 2>&1 &
 	ts=$!
-	BG_PIDS="$BG_PIDS $ts"
+	track_pid $ts
 	wait_node "$(be_path "$1")/state" 2 10 ||
 		fail "dom $1: the backend did not reach InitWait"
 }
@@ -39,7 +39,7 @@ front_bg() {
 	"$BLKFRONT" --domid "$1" --ops 200 --verify >"$WORK/front-$1.out" \
 		2>&1 &
 	front=$!
-	BG_PIDS="$BG_PIDS $front"
+	track_pid $front
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

@@ -25,7 +25,7 @@ emulated_disk() {
 		-drive "file=$2,if=ide,index=0,media=disk,format=raw,cache=writeback" \
 		>"$WORK/qemu-$1.out" 2>&1 &
 	qemu=$!
-	BG_PIDS="$BG_PIDS $qemu"
+	track_pid $qemu
 	n=100
 	while ! ls -l "/proc/$qemu/fd" 2>/dev/null | grep -q -- "-> $2\$"; do
 		pid_alive "$qemu" ||
@@ -62,7 +62,7 @@ qemu-system-x86_64 -machine pc -accel tcg -S -nodefaults -display none \
 	-drive "file=$img,if=ide,index=0,media=disk,format=raw,cache=writeback" \
 	>"$WORK/qemu-late.out" 2>&1 &
 late=$!
-BG_PIDS="$BG_PIDS $late"
+track_pid $late
 n=100
 while pid_alive "$late" && [ "$n" -gt 0 ]; do
 	sleep 0.1

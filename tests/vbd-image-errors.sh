@@ -85,7 +85,7 @@ attach_refused 6 "$WORK/empty.img" "is empty.*truncate -s SIZE"
 guest 7 8M
 "$TOOLSTACK" attach 7 "$WORK/missing.img" xvda --no-script \
 	>>"$WORK/toolstack.log" 2>&1 &
-BG_PIDS="$BG_PIDS $!"
+track_pid $!
 wait_node "$(be_path 7)/state" 5 10 ||
 	fail "dom 7: the backend did not go to Closing"
 err=$(xs_read "$(be_path 7)/error") || fail "dom 7: no error node"

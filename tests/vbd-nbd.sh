@@ -50,7 +50,7 @@ qemu-storage-daemon \
 	--export type=nbd,id=e,node-name=q,name=disk,writable=on \
 	>"$WORK/qsd.log" 2>&1 &
 qsd_pid=$!
-BG_PIDS="$BG_PIDS $qsd_pid"
+track_pid $qsd_pid
 n=50
 until [ -S "$WORK/qsd.sock" ]; do
 	n=$((n - 1))

@@ -54,7 +54,7 @@ guest 2 8M
 # shellcheck disable=SC2086 # SCRIPT_OPT is empty or one word
 "$TOOLSTACK" attach 2 "$WORK/late.img" xvda $SCRIPT_OPT \
 	>>"$WORK/toolstack.log" 2>&1 &
-BG_PIDS="$BG_PIDS $!"
+track_pid $!
 wait_node "$(be_path 2)/state" 5 10 ||
 	fail "dom 2: the missing image did not close the device"
 xenstore-write "$(fe_path 2)/state" 6

@@ -18,7 +18,7 @@ attach 1
 	--ring-order 0 --queues 1 --indirect 256 --persistent no \
 	>"$WORK/front-1.out" 2>&1 &
 front=$!
-BG_PIDS="$BG_PIDS $front"
+track_pid $front
 
 wait_node "$(be_path 1)/state" 4 15 || fail "guest 1 did not connect"
 for round in 1 2 3 4; do
