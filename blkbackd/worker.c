@@ -133,6 +133,8 @@ static void do_connect(struct worker *w, struct cmd *c)
 	int ret;
 
 	if (!slot) {
+		/* Ours to release, as blk_engine_connect() would have. */
+		blk_handover_release(c->params->handover);
 		cmd_complete(w, c, -ENOMEM);
 		return;
 	}
