@@ -139,7 +139,10 @@ static int start_workers(struct daemon *d)
 	return 0;
 }
 
-/* After every ring is closed: a kept one holds the grant handle. */
+/*
+ * After every ring is closed and every handover released: a kept ring's
+ * mappings need the grant handle closed here.
+ */
 static void stop_workers(struct daemon *d)
 {
 	for (unsigned int i = 0; i < d->nr_workers; i++)

@@ -2,9 +2,9 @@
 /*
  * Worker threads. Each runs one I/O engine (one io_uring and one
  * event-channel handle, and the grant-table handle all workers share)
- * serving many rings. The main thread
- * hands rings to a worker and takes them back through a small command
- * queue; the data path itself never takes a lock.
+ * serving many rings. The main thread hands rings to a worker and takes
+ * them back through a small command queue; the data path itself never
+ * takes a lock.
  */
 #ifndef BLKBACKD_WORKER_H
 #define BLKBACKD_WORKER_H
