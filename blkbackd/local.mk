@@ -11,6 +11,7 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/reload.h blkbackd/reload.c \
 	blkbackd/config-file.h blkbackd/config-file.c \
 	blkbackd/worker.h blkbackd/worker.c \
+	blkbackd/cpu-affinity.h blkbackd/cpu-affinity.c \
 	blkbackd/balance.h blkbackd/balance.c \
 	blkbackd/limits.h blkbackd/limits.c \
 	blkbackd/vbd.h blkbackd/vbd.c

@@ -101,6 +101,7 @@ static int start_workers(struct daemon *d)
 					 : (cpus > 0 ? (unsigned int)cpus : 1);
 	struct worker_config cfg = {
 		.poll_us = d->opts.poll_us,
+		.pin = d->opts.pin_workers,
 		.stage_timing = d->opts.stage_timing,
 		.state_dir = d->opts.state_dir,
 		.mem = {

@@ -37,6 +37,7 @@ enum option_id {
 	OPT_ID_MAX_QUEUES,
 	OPT_ID_PERSISTENT_GRANTS,
 	OPT_ID_POLL_US,
+	OPT_ID_PIN_WORKERS,
 	OPT_ID_STAGE_TIMING,
 	OPT_ID_REBALANCE_MS,
 	OPT_ID_STATE_DIR,
@@ -144,6 +145,11 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.name = "poll-us", .kind = OPT_NUMBER, .metavar = "N",
 		.help = "busy-poll up to N us before sleeping (0: never)",
 		.min = 0, .max = 1000, .def = 0, FIELD(FIELD_UINT, poll_us),
+	},
+	[OPT_ID_PIN_WORKERS] = {
+		.name = "pin-workers", .kind = OPT_FLAG,
+		.help = "run worker N on CPU N, and its events' interrupts",
+		.choices = yes_no, .def = 0, FIELD(FIELD_BOOL, pin_workers),
 	},
 	[OPT_ID_STAGE_TIMING] = {
 		.name = "stage-timing", .kind = OPT_FLAG,

@@ -35,6 +35,7 @@ struct options {
 	unsigned int max_queues; /* 0: one per worker */
 	bool persistent; /* offer persistent grants */
 	unsigned int poll_us; /* busy-poll window cap, 0: never poll */
+	bool pin_workers; /* worker N on CPU N, its interrupts too */
 	unsigned int max_pgrants; /* persistent grants per ring */
 	unsigned int ring_buffer_mib; /* bounce memory per ring */
 	unsigned int buffer_mib; /* bounce memory for all rings together */

@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "blkbackd/cpu-affinity.h"
 #include "blkbackd/log.h"
 #include "blkbackd/worker.h"
 
@@ -66,6 +68,8 @@ struct worker {
 	struct blk_engine *engine;
 	struct ring_slot *rings;
 	bool stopping;
+	char name[16]; /* its thread's, and so its event channels' */
+	int cpu; /* the CPU it is pinned to; -1: none */
 
 	/* The main thread's: its count, and each ring's disconnect. */
 	unsigned int nr_rings;
@@ -127,6 +131,30 @@ static struct ring_slot **find_slot(struct worker *w, uint64_t cookie)
 	return NULL;
 }
 
+/*
+ * A pinned worker's newly bound event channel: its interrupt goes to the
+ * worker's CPU (cpu-affinity.h). One that cannot be routed leaves the
+ * worker pinned, and routing off from then on.
+ */
+static void route_events(struct worker *w)
+{
+	char irq_name[sizeof("evtchn:") + sizeof(w->name)];
+	int ret;
+
+	if (w->cpu < 0)
+		return;
+	snprintf(irq_name, sizeof(irq_name), "evtchn:%s", w->name);
+	ret = affinity_route_irqs(irq_name, w->cpu);
+	if (ret >= 0)
+		return;
+	log_warn("worker %u: cannot route its event channels' interrupts to "
+		 "CPU %d: %s; it stays on that CPU, its events wherever Linux "
+		 "binds them (a unit needs ProtectKernelTunables=no, see "
+		 "blkbackd(8) on --pin-workers)",
+		 w->index, w->cpu, strerror(-ret));
+	w->cpu = -1;
+}
+
 static void do_connect(struct worker *w, struct cmd *c)
 {
 	struct ring_slot *slot = calloc(1, sizeof(*slot));
@@ -148,6 +176,7 @@ static void do_connect(struct worker *w, struct cmd *c)
 	slot->next = w->rings;
 	w->rings = slot;
 	cmd_complete(w, c, 0);
+	route_events(w);
 }
 
 /* Give the main thread a finished disconnect (worker_take_closed()). */
@@ -356,12 +385,42 @@ struct start_ctx {
 	bool done;
 };
 
+/*
+ * Before the engine opens the event-channel device, which names every
+ * interrupt of the handle after this thread's name then.
+ */
+static void name_and_pin(struct worker *w)
+{
+	int ret;
+
+	snprintf(w->name, sizeof(w->name), "blkbackd-w%u", w->index);
+	pthread_setname_np(pthread_self(), w->name);
+	w->cpu = -1;
+	if (!w->cfg.pin)
+		return;
+	ret = affinity_pick_cpu(w->index);
+	if (ret >= 0) {
+		w->cpu = ret;
+		ret = affinity_pin_self(w->cpu);
+	}
+	if (ret < 0) {
+		log_warn("worker %u: cannot pin itself to a CPU: %s; it runs "
+			 "unpinned (a unit needs sched_setaffinity allowed, "
+			 "see blkbackd(8) on --pin-workers)",
+			 w->index, strerror(-ret));
+		w->cpu = -1;
+		return;
+	}
+	log_info("worker %u runs on CPU %d", w->index, w->cpu);
+}
+
 static void *worker_boot(void *arg)
 {
 	struct start_ctx *ctx = arg;
 	struct worker *w = ctx->w;
 	int ret;
 
+	name_and_pin(w);
 	ret = blk_engine_create(&w->engine, w->cfg.grants, &worker_engine_ops,
 				w);
 	if (ret == 0) {

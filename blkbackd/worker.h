@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Worker threads. Each runs one I/O engine (one io_uring and one
- * event-channel handle, and the grant-table handle all workers share)
- * serving many rings. The main thread hands rings to a worker and takes
- * them back through a small command queue; the data path itself never
- * takes a lock.
+ * Worker threads, named "blkbackd-wN" (N: the index). Each runs one I/O
+ * engine (one io_uring and one event-channel handle, and the grant-table
+ * handle all workers share) serving many rings. The main thread hands
+ * rings to a worker and takes them back through a small command queue;
+ * the data path itself never takes a lock.
  */
 #ifndef BLKBACKD_WORKER_H
 #define BLKBACKD_WORKER_H
@@ -21,6 +21,8 @@ struct worker;
 struct worker_config {
 	unsigned int poll_us;
 	bool stage_timing;
+	/* Worker N runs on the N-th CPU, its events' interrupts too. */
+	bool pin;
 	const char *state_dir; /* see blk_engine_set_state_dir() */
 	struct blk_memory_limits mem; /* its budget shared by all workers */
 	/* Where host I/O errors are counted and logged; shared. */

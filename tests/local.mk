@@ -83,6 +83,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-reload.sh \
 	tests/vbd-restart.sh \
 	tests/vbd-ring-move.sh \
+	tests/vbd-pin-workers.sh \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
 	tests/blkbackctl-attach.sh \
