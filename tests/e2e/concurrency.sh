@@ -4,11 +4,13 @@
 # after its other parts, with blkbackd stopped and xen-blkback loaded.
 #
 # Each arm (the kernel path: loop + xen-blkback, as xl sets it up for a
-# file; blkbackd) is a session: one guest runs the build-like job of
-# `e2e-check mixjob` alone (N=1), then two more guests are started and
-# all three run it at once (N=3).  Sessions alternate between the arms
-# (kernel, blkbackd | blkbackd, kernel | kernel, blkbackd), CONC_REPEATS
-# times each, so that drift in the emulation hits both arms alike.
+# file; blkbackd; and, when BLKBACKD_E2E_CONC_VARIANT gives options to
+# measure, "variant": blkbackd with those options) is a session: one
+# guest runs the build-like job of `e2e-check mixjob` alone (N=1), then
+# two more guests are started and all three run it at once (N=3).  The
+# arms take turns, each repeat starting one arm further on (kernel,
+# blkbackd | blkbackd, kernel | ...), CONC_REPEATS times each, so that
+# drift in the emulation hits every arm alike.
 #
 # Guests are started once per session and wait for dom0's command in
 # the first 4 KiB of their own disk ("E2EMIX SEQ RUNS", written by dom0
@@ -30,14 +32,16 @@
 # marked PASS or MISS as information only (TCG figures vary from boot to
 # boot; they do not fail the test).
 
-# Work per guest and run, and the repeats: 6 sessions, about 10 minutes
-# under TCG on a busy 2-core host.
+# Work per guest and run, and the repeats: 6 sessions (9 with a
+# variant), about 10 minutes (15) under TCG on a busy 2-core host.
 CONC_SIZE=16M
 CONC_REPEATS=3
 CONC_GUESTS=3
 CONC_TIMES=$R/conc-times
 CONC_LOG=$R/blkbackd-conc.log
 CONC_ARM=none
+CONC_VARIANT=$(cat "$E/conc-variant" 2>/dev/null || true)
+CONC_ARMS="kernel blkbackd${CONC_VARIANT:+ variant}"
 
 # Bring up one arm's backend, taking the other one down.
 conc_use_kernel() {
@@ -47,21 +51,25 @@ conc_use_kernel() {
 	CONC_ARM=kernel
 }
 
-conc_use_blkbackd() {
-	[ "$CONC_ARM" != blkbackd ] || return 0
+conc_start_daemon() { # ARM COMMAND
+	[ "$CONC_ARM" != "$1" ] || return 0
+	conc_stop_daemon
 	if lsmod | grep -q '^xen_blkback'; then
 		rmmod xen_blkback || return 1
 	fi
-	launch_daemon "$DAEMON_CMD" "$CONC_LOG"
+	launch_daemon "$2" "$CONC_LOG"
 	wait_until 30 "[ \$(grep -c 'serving ' '$CONC_LOG') -gt $CONC_STARTS ]" &&
 		kill -0 "$DPID" 2>/dev/null || return 1
 	CONC_STARTS=$((CONC_STARTS + 1))
-	CONC_ARM=blkbackd
+	CONC_ARM=$1
 }
 CONC_STARTS=0
 
+conc_use_blkbackd() { conc_start_daemon blkbackd "$DAEMON_CMD"; }
+conc_use_variant() { conc_start_daemon variant "$DAEMON_CMD $CONC_VARIANT"; }
+
 conc_stop_daemon() {
-	[ "$CONC_ARM" = blkbackd ] || return 0
+	case $CONC_ARM in blkbackd | variant) ;; *) return 0 ;; esac
 	kill -TERM "$DPID"
 	wait_until 60 "! kill -0 $DPID 2>/dev/null" || kill -KILL "$DPID"
 	wait "$DPID"
@@ -146,7 +154,7 @@ conc_guest_verdict() { # NAME SEED RUNS
 # After a blkbackd session's runs, before its guests go: how often the
 # daemon moved their rings between its workers (balance.h), and how long
 # the rings served nothing because of it, summed over the disks.
-conc_moves() { # REP
+conc_moves() { # ARM REP
 	local stats
 	stats=$(blkbackctl --socket "$RUNTIME_DIR/control" --json stats) || return 0
 	echo "$stats" | python3 -c '
@@ -158,9 +166,48 @@ p = sum(x["moves"]["paused_us"] for x in d) / 1000
 c = sum(x["moves"]["closing_us"] for x in d) / 1000
 dr = sum(x["moves"]["draining_us"] for x in d) / 1000
 rl = sum(x["moves"]["releasing_us"] for x in d) / 1000
-print("E2E-BENCH conc blkbackd N=%d repeat %s: ring moves %d (%d kept mapped), "
+print("E2E-BENCH conc %s N=%d repeat %s: ring moves %d (%d kept mapped), "
       "paused %.1f ms in all, %.1f of it closing (%.1f draining, %.1f releasing)"
-      % (len(d), sys.argv[1], n, k, p, c, dr, rl))' "$1"
+      % (sys.argv[1], len(d), sys.argv[2], n, k, p, c, dr, rl))' "$1" "$2"
+}
+
+# After a daemon arm's session: where each worker ran (the CPUs it may
+# use) and on which of dom0's vCPUs its event channels' interrupts were
+# taken (/proc/interrupts: "evtchn:<worker's thread name>", counted since
+# the ports were bound). With --pin-workers every one of them must be
+# routed to its worker's CPU (cpu-affinity.h).
+conc_events() { # ARM REP N
+	local t name cpus irqs line irq aff bad="" check=no
+	[ "$1" = variant ] && case " $CONC_VARIANT " in
+		*" --pin-workers "*) check=yes ;;
+	esac
+	for t in /proc/"$DPID"/task/*; do
+		name=$(cat "$t/comm" 2>/dev/null) || continue
+		case $name in blkbackd-w*) ;; *) continue ;; esac
+		cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status")
+		irqs=$(grep " evtchn:$name\$" /proc/interrupts)
+		echo "E2E-BENCH conc $1 N=$3 repeat $2: $name on CPUs $cpus; its" \
+			"$(echo "$irqs" | grep -c .) event interrupts taken per vCPU:" \
+			"$(echo "$irqs" | awk '{ for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n[i - 2] += $i
+				if (i - 2 > m) m = i - 2 }
+				END { for (c = 0; c < m; c++) printf " cpu%d %d", c, n[c] }')"
+		[ $check = yes ] || continue
+		while read -r line; do
+			[ -n "$line" ] || continue
+			irq=${line%%:*}
+			# Gone since (a ring moved, its port unbound): not ours.
+			aff=$(cat "/proc/irq/$irq/smp_affinity_list" 2>/dev/null) &&
+				[ -n "$aff" ] || continue
+			[ "$aff" = "$cpus" ] ||
+				bad="$bad irq $irq of $name on $aff, not $cpus;"
+		done <<<"$irqs"
+	done
+	[ $check = yes ] || return 0
+	if [ -z "$bad" ]; then
+		result PASS "conc-v$2/events-routed-n$3"
+	else
+		result FAIL "conc-v$2/events-routed-n$3" "${bad# }"
+	fi
 }
 
 # One session on ARM for repeat REP: guest 1 alone (N=1), then guests 1-3
@@ -173,12 +220,16 @@ conc_session() { # ARM REP
 		return 1
 	fi
 	conc_start_guest "$p-g1" 101 && conc_phase "$arm" "$rep" "$p-g1:1" || ok=0
+	[ "$arm" = kernel ] || conc_events "$arm" "$rep" 1
 	for i in $(seq 2 $CONC_GUESTS); do
 		[ $ok = 0 ] || conc_start_guest "$p-g$i" $((100 + i)) || ok=0
 	done
 	[ $ok = 0 ] || conc_phase "$arm" "$rep" "$p-g1:2" \
 		$(seq -f "$p-g%g:1" 2 $CONC_GUESTS) || ok=0
-	[ "$arm" != blkbackd ] || conc_moves "$rep"
+	if [ "$arm" != kernel ]; then
+		conc_moves "$arm" "$rep"
+		conc_events "$arm" "$rep" $CONC_GUESTS
+	fi
 	for i in $(seq 1 $CONC_GUESTS); do
 		! domid_of "$p-g$i" >/dev/null ||
 			timeout 60 xl destroy "$p-g$i" >/dev/null 2>&1
@@ -196,7 +247,7 @@ conc_session() { # ARM REP
 
 # The figures, from the recorded times (see the top of this file).
 conc_report() {
-	awk -v reps="$CONC_REPEATS" -v guests=$CONC_GUESTS '
+	awk -v reps="$CONC_REPEATS" -v guests=$CONC_GUESTS -v armlist="$CONC_ARMS" '
 	function sort(a, k, i, j, t) {
 		for (i = 2; i <= k; i++)
 			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
@@ -222,10 +273,19 @@ conc_report() {
 		if (!(key in s1) || $7 > s1[key]) s1[key] = $7
 		if (!(key in e1) || $7 + $5 > e1[key]) e1[key] = $7 + $5
 	}
+	# "A/B aggregate N=n: median (min-max)" over the repeats with both.
+	function ratio(x, y, n, k, r) {
+		k = 0
+		for (r = 1; r <= reps; r++)
+			if ((x " " r " " n) in agg && (y " " r " " n) in agg)
+				v[++k] = agg[x " " r " " n] / agg[y " " r " " n]
+		if (!k) return ""
+		return sprintf("E2E-BENCH conc ratio %s/%s aggregate N=%d: %s", x, y, n, spread(v, k))
+	}
 	END {
-		split("kernel blkbackd", arms, " ")
+		na = split(armlist, arms, " ")
 		split("1 " guests, ns, " ")
-		for (a = 1; a <= 2; a++) for (i = 1; i <= 2; i++) for (r = 1; r <= reps; r++) {
+		for (a = 1; a <= na; a++) for (i = 1; i <= 2; i++) for (r = 1; r <= reps; r++) {
 			key = arms[a] " " r " " ns[i]
 			if (!(key in hi)) continue
 			agg[key] = bytes[key] / (e1[key] - s0[key]) / 1e6
@@ -233,7 +293,7 @@ conc_report() {
 			printf "E2E-BENCH conc %s N=%d repeat %d: guest s%s; aggregate %.2f MB/s; max/min %.2f; start skew %.2f s\n",
 				arms[a], ns[i], r, times[key], agg[key], mm[key], s1[key] - s0[key]
 		}
-		for (a = 1; a <= 2; a++) for (i = 1; i <= 2; i++) {
+		for (a = 1; a <= na; a++) for (i = 1; i <= 2; i++) {
 			k = 0
 			for (r = 1; r <= reps; r++) {
 				key = arms[a] " " r " " ns[i]
@@ -247,7 +307,7 @@ conc_report() {
 			if (arms[a] == "blkbackd" && ns[i] == guests)
 				maxmin = med
 		}
-		for (a = 1; a <= 2; a++) {
+		for (a = 1; a <= na; a++) {
 			k = 0
 			for (r = 1; r <= reps; r++)
 				if ((arms[a] " " r " 1") in agg && (arms[a] " " r " " guests) in agg)
@@ -255,20 +315,34 @@ conc_report() {
 			if (k) printf "E2E-BENCH conc %s aggregate N=%d / N=1: %s\n", arms[a], guests, spread(v, k)
 		}
 		for (i = 1; i <= 2; i++) {
-			k = 0
-			for (r = 1; r <= reps; r++)
-				if (("kernel " r " " ns[i]) in agg && ("blkbackd " r " " ns[i]) in agg)
-					v[++k] = agg["blkbackd " r " " ns[i]] / agg["kernel " r " " ns[i]]
-			if (!k) continue
-			s = spread(v, k)
+			line = ratio("blkbackd", "kernel", ns[i])
+			if (line == "") continue
 			target = ns[i] == 1 ? 1.0 : 1.5
-			printf "E2E-BENCH conc ratio blkbackd/kernel aggregate N=%d: %s; target >= %.1f: %s\n",
-				ns[i], s, target, verdict(shown(med) >= target)
+			printf "%s; target >= %.1f: %s\n", line, target,
+				verdict(shown(med) >= target)
+		}
+		# The variant against both, for information.
+		for (i = 1; i <= 2; i++) for (a = 1; a <= na; a++) {
+			if (arms[a] != "variant") continue
+			line = ratio("variant", "kernel", ns[i])
+			if (line != "") print line
+			line = ratio("variant", "blkbackd", ns[i])
+			if (line != "") print line
 		}
 		if (maxmin != "")
 			printf "E2E-BENCH conc blkbackd max/min guest time N=%d: median %.2f; target <= 1.15: %s\n",
 				guests, maxmin, verdict(shown(maxmin) <= 1.15)
 	}' "$CONC_TIMES"
+}
+
+# CONC_ARMS, rotated to start at the REP-th (counting round).
+conc_arms_from() { # REP
+	local arms i n
+	read -r -a arms <<<"$CONC_ARMS"
+	n=${#arms[@]}
+	for i in $(seq 0 $((n - 1))); do
+		echo "${arms[$(((i + $1 - 1) % n))]}"
+	done
 }
 
 # The whole comparison (it installs blkbackd itself when the blkbackd part
@@ -278,9 +352,10 @@ concurrency_comparison() {
 	install_blkbackd || return
 	t0=$(uptime_s)
 	: >"$CONC_TIMES"
+	[ -z "$CONC_VARIANT" ] || echo "e2e: the variant arm: blkbackd $CONC_VARIANT"
 	for rep in $(seq 1 $CONC_REPEATS); do
-		# kernel, blkbackd | blkbackd, kernel | ...: each arm first as often.
-		for arm in $( ((rep % 2)) && echo kernel blkbackd || echo blkbackd kernel); do
+		# Each repeat starts one arm further on: every arm as often first.
+		for arm in $(conc_arms_from "$rep"); do
 			if out_of_time; then
 				result FAIL concurrent-guests "out of time before $arm repeat $rep"
 				break 2
@@ -296,5 +371,8 @@ concurrency_comparison() {
 		result PASS conc/blkbackd-logged-no-errors
 	fi
 	echo "e2e: the concurrent-guests comparison took $(($(uptime_s) - t0)) s"
+	# Where dom0 took its disk's interrupts, against which to read the
+	# workers' CPUs (conc_events).
+	grep -E 'virtio|pirq' /proc/interrupts | sed 's/^/e2e: interrupts: /'
 	conc_report
 }

@@ -25,6 +25,10 @@
 #   BLKBACKD_E2E_DAEMON_ARGS  options added to the unit's command line of
 #                             every daemon the test starts, to measure
 #                             one (e.g. "--cache=writeback") [none]
+#   BLKBACKD_E2E_CONC_VARIANT options of a third arm of the concurrent-
+#                             guests comparison, blkbackd with them
+#                             (e.g. "--pin-workers"), measured against
+#                             both others in the same boot [none]
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -37,6 +41,7 @@ timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
 parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd kernel concurrency xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
 daemon_args=${BLKBACKD_E2E_DAEMON_ARGS:-}
+conc_variant=${BLKBACKD_E2E_CONC_VARIANT:-}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -225,6 +230,7 @@ make_work_disk() {
 	echo "$parts" >"$s/e2e/parts"
 	echo "$inject" >"$s/e2e/inject"
 	echo "$daemon_args" >"$s/e2e/daemon-args"
+	echo "$conc_variant" >"$s/e2e/conc-variant"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
