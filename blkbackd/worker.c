@@ -69,7 +69,7 @@ struct worker {
 	struct ring_slot *rings;
 	bool stopping;
 	char name[16]; /* its thread's, and so its event channels' */
-	int cpu; /* the CPU it is pinned to; -1: none */
+	int cpu; /* pinned to, its events routed to; -1: no routing */
 
 	/* The main thread's: its count, and each ring's disconnect. */
 	unsigned int nr_rings;

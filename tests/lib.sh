@@ -450,6 +450,27 @@ blkfront_wait() {
 	}
 }
 
+# wait_fronts WHAT PID...: every background run must succeed, or the test
+# fails with WHAT after showing all their output.
+wait_fronts() {
+	wf_what=$1
+	shift
+	for wf_pid in "$@"; do
+		wait "$wf_pid" || {
+			cat "$WORK"/front-*.out >&2
+			fail "$wf_what"
+		}
+	done
+}
+
+# assert_verified DOMID...: each guest's verified run said so.
+assert_verified() {
+	for av_d in "$@"; do
+		grep -q "verified OK" "$WORK/front-$av_d.out" ||
+			fail "guest $av_d not verified"
+	done
+}
+
 # blkfront_refused DOMID ARGS...: a run the backend must refuse to connect:
 # the frontend says "connect failed", and the backend is at Closing (or
 # Closed, once the frontend closed too) with an error node.

@@ -61,14 +61,10 @@ for d in 1 2 3; do
 	blkfront_bg $d --seconds 3 --depth 8 --verify
 	fronts="$fronts $BG_PID"
 done
-for pid in $fronts; do
-	wait "$pid" || {
-		cat "$WORK"/front-*.out >&2
-		fail "a guest's workload failed on pinned workers"
-	}
-done
+# shellcheck disable=SC2086 # a list of pids
+wait_fronts "a guest's workload failed on pinned workers" $fronts
+assert_verified 1 2 3
 for d in 1 2 3; do
-	grep -q "verified OK" "$WORK/front-$d.out" || fail "guest $d not verified"
 	detach $d
 done
 note "$(grep -c 'moves from worker' "$WORK/blkbackd.log") ring moves"

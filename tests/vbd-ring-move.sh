@@ -47,15 +47,9 @@ note "guest 1's requests grew to $last over $samples samples"
 
 blkfront_wait 3 "$front3" "guest 3's workload failed"
 detach 3
-for pid in $fronts; do
-	wait "$pid" || {
-		cat "$WORK"/front-*.out >&2
-		fail "a guest's workload failed while rings moved"
-	}
-done
-for d in 1 2 3; do
-	grep -q "verified OK" "$WORK/front-$d.out" || fail "guest $d not verified"
-done
+# shellcheck disable=SC2086 # a list of pids
+wait_fronts "a guest's workload failed while rings moved" $fronts
+assert_verified 1 2 3
 moves=$(grep -c "queue 0 moves from worker" "$WORK/blkbackd.log")
 note "$moves ring moves"
 [ "$moves" -ge 3 ] || fail "only $moves ring moves with three busy rings on two workers"
