@@ -61,6 +61,16 @@ static int irq_named(char *line, const char *name)
 	return (int)irq;
 }
 
+/* 1 when @buf went in whole, else -errno (-EIO for a short write). */
+static int write_whole(int fd, const char *buf, size_t len)
+{
+	ssize_t done = write(fd, buf, len);
+
+	if (done < 0)
+		return -errno;
+	return (size_t)done == len ? 1 : -EIO;
+}
+
 /* 1 when moved, 0 when it was routed to @cpu alone already, or -errno. */
 static int route_irq(int irq, int cpu)
 {
@@ -77,11 +87,11 @@ static int route_irq(int irq, int cpu)
 	if (got >= 0)
 		now[got] = '\0';
 	if (got < 0 || strcmp(now, want) != 0) {
-		ret = 1;
 		/* A seq_file: no pwrite(), but it seeks. */
-		if (lseek(fd, 0, SEEK_SET) < 0 ||
-		    write(fd, want, (size_t)len) != len)
+		if (lseek(fd, 0, SEEK_SET) < 0)
 			ret = -errno;
+		else
+			ret = write_whole(fd, want, (size_t)len);
 	}
 	close(fd);
 	return ret;
