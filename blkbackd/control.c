@@ -248,6 +248,10 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "moves", moves_of(&v->moves));
 	json_object_object_add(o, "in_flight",
 			       json_object_new_uint64(s->in_flight));
+	json_object_object_add(o, "mapped_grants",
+			       json_object_new_uint64(s->mapped_grants));
+	json_object_object_add(o, "grant_map_errors",
+			       json_object_new_uint64(s->grant_map_errors));
 	json_object_object_add(o, "host_errors", host_errors(v));
 	json_object_object_add(o, "limit", limit_of(&v->throttle));
 	if (v->nbd)

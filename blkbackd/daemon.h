@@ -36,6 +36,7 @@ struct daemon {
 	unsigned int nr_roots;
 
 	struct blk_budget buffers; /* bounce pages, shared by the workers */
+	struct blk_budget mappings; /* persistent grants, shared likewise */
 	xengnttab_handle *grants; /* shared by the workers, see worker.h */
 	struct worker **workers;
 	unsigned int nr_workers;

@@ -108,12 +108,14 @@ static int start_workers(struct daemon *d)
 			.max_pgrants = d->opts.max_pgrants,
 			.max_bounce_pages = d->opts.ring_buffer_mib * MIB_PAGES,
 			.budget = &d->buffers,
+			.grant_budget = &d->mappings,
 		},
 		.host_errors = d->host_errors,
 	};
 	int ret;
 
 	blk_budget_init(&d->buffers, (long)d->opts.buffer_mib * MIB_PAGES);
+	blk_budget_init(&d->mappings, (long)d->opts.max_mapped_grants);
 
 	d->grants = blk_grants_open();
 	if (!d->grants) {

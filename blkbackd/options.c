@@ -43,6 +43,7 @@ enum option_id {
 	OPT_ID_STATE_DIR,
 	OPT_ID_CONTROL_SOCKET,
 	OPT_ID_MAX_PERSISTENT_GRANTS,
+	OPT_ID_MAX_MAPPED_GRANTS,
 	OPT_ID_RING_BUFFER_MIB,
 	OPT_ID_BUFFER_MIB,
 	OPT_ID_ERROR_LOG_INTERVAL,
@@ -181,6 +182,12 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.metavar = "N", .help = "grants mapped per ring",
 		.min = 16, .max = 65536, .def = BLK_DEFAULT_MAX_PGRANTS,
 		FIELD(FIELD_UINT, max_pgrants),
+	},
+	[OPT_ID_MAX_MAPPED_GRANTS] = {
+		.name = "max-mapped-grants", .kind = OPT_NUMBER,
+		.metavar = "N", .help = "grants mapped by all rings together",
+		.min = 0, .max = 16777216, .def = BLK_DEFAULT_MAX_MAPPED_GRANTS,
+		FIELD(FIELD_UINT, max_mapped_grants),
 	},
 	[OPT_ID_RING_BUFFER_MIB] = {
 		.name = "ring-buffer-mib", .kind = OPT_NUMBER, .metavar = "N",

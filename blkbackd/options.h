@@ -37,6 +37,7 @@ struct options {
 	unsigned int poll_us; /* busy-poll window cap, 0: never poll */
 	bool pin_workers; /* worker N on CPU N, its interrupts too */
 	unsigned int max_pgrants; /* persistent grants per ring */
+	unsigned int max_mapped_grants; /* persistent grants of all rings */
 	unsigned int ring_buffer_mib; /* bounce memory per ring */
 	unsigned int buffer_mib; /* bounce memory for all rings together */
 	unsigned int error_log_interval; /* seconds between error summaries */

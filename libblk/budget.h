@@ -1,44 +1,91 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A memory budget shared by every engine of a process: how many bounce
- * pages all connections together may hold beyond the first slab each one
- * is always allowed (so every guest can make progress). A connection over
- * budget waits for pages; it is slowed, never failed, and other guests'
- * requests are not touched.
+ * A count of something every engine of a process shares, and that no
+ * ring may take so much of that the others cannot work:
  *
- * Any thread may take and give; the count is atomic.
+ * - bounce pages, beyond the first slab each connection is always allowed
+ *   (so every guest can make progress); a connection over budget waits
+ *   for pages, slowed, never failed;
+ * - persistent grant mappings, which use dom0's grant maptrack (a
+ *   host-wide table Xen sizes at boot) and its address space; a ring over
+ *   budget copies instead of mapping, and rings holding more than their
+ *   share give idle mappings back while others are refused.
+ *
+ * Any thread may take and give; every field is atomic or set once before
+ * the engines start.
  */
 #ifndef LIBBLK_BUDGET_H
 #define LIBBLK_BUDGET_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct blk_budget {
-	atomic_long pages_left;
+	atomic_long left;
+	long total;
+	atomic_long holders; /* rings drawing on it, for blk_budget_share() */
+	atomic_ulong refusals; /* takes that failed, for blk_budget_refusals()
+				*/
 };
 
-static inline void blk_budget_init(struct blk_budget *b, long pages)
+static inline void blk_budget_init(struct blk_budget *b, long total)
 {
-	atomic_init(&b->pages_left, pages);
+	atomic_init(&b->left, total);
+	b->total = total;
+	atomic_init(&b->holders, 0);
+	atomic_init(&b->refusals, 0);
 }
 
-/* Take @n pages; false (and nothing taken) when they are not there. */
+/* Take @n; false (and nothing taken) when they are not there. */
 static inline bool blk_budget_take(struct blk_budget *b, long n)
 {
-	long left = atomic_load(&b->pages_left);
+	long left = atomic_load(&b->left);
 
 	do {
 		if (left < n)
 			return false;
-	} while (
-		!atomic_compare_exchange_weak(&b->pages_left, &left, left - n));
+	} while (!atomic_compare_exchange_weak(&b->left, &left, left - n));
 	return true;
 }
 
 static inline void blk_budget_give(struct blk_budget *b, long n)
 {
-	atomic_fetch_add(&b->pages_left, n);
+	atomic_fetch_add(&b->left, n);
+}
+
+/*
+ * A take failed and the taker goes without. Holders compare
+ * blk_budget_refusals() between their looks: when it moved, others went
+ * without, and those above their share should give back what they can.
+ */
+static inline void blk_budget_refused(struct blk_budget *b)
+{
+	atomic_fetch_add_explicit(&b->refusals, 1, memory_order_relaxed);
+}
+
+static inline unsigned long blk_budget_refusals(struct blk_budget *b)
+{
+	return atomic_load_explicit(&b->refusals, memory_order_relaxed);
+}
+
+/* A ring starts or stops drawing on @b: the share is split among them. */
+static inline void blk_budget_join(struct blk_budget *b)
+{
+	atomic_fetch_add_explicit(&b->holders, 1, memory_order_relaxed);
+}
+
+static inline void blk_budget_leave(struct blk_budget *b)
+{
+	atomic_fetch_sub_explicit(&b->holders, 1, memory_order_relaxed);
+}
+
+/* An equal part of the whole for each holder. */
+static inline long blk_budget_share(struct blk_budget *b)
+{
+	long holders = atomic_load_explicit(&b->holders, memory_order_relaxed);
+
+	return holders > 0 ? b->total / holders : b->total;
 }
 
 #endif /* LIBBLK_BUDGET_H */

@@ -318,8 +318,8 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget);
 	/* Unless a handover brought the cache along. */
 	if (ret == 0 && c->persistent && !c->pgrants.entries)
-		ret = blk_pgrant_init(&c->pgrants, pgrant_cap(c), e->xgt,
-				      c->domid);
+		ret = blk_pgrant_init(&c->pgrants, pgrant_cap(c),
+				      e->mem.grant_budget, e->xgt, c->domid);
 	if (ret < 0) {
 		conn_destroy(c, NULL);
 		return ret;

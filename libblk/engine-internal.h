@@ -175,6 +175,8 @@ struct blk_engine {
 	struct blk_conn **by_port;
 	unsigned int nr_by_port;
 	uint64_t next_trim_ns; /* when idle pools are looked at next */
+	/* The grant budget's refusals at that look (share_grant_budget()). */
+	unsigned long grant_refusals_seen;
 	unsigned int io_in_flight; /* requests with SQEs in the kernel */
 	/*
 	 * Serve again without sleeping: a ring stopped on its pass budget, or

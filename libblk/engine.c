@@ -428,6 +428,8 @@ void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out)
 {
 	*out = c->stats;
 	out->in_flight = c->in_flight;
+	out->mapped_grants = blk_pgrant_count(&c->pgrants);
+	out->grant_map_errors = c->pgrants.map_errors;
 }
 
 /* The clock, when stage timing is on; 0 otherwise. */
@@ -808,14 +810,11 @@ static bool arm_ring_events(struct blk_engine *e)
  * back: idle guests cost the host no buffer memory.
  */
 #define BOUNCE_IDLE_NS 1000000000ull
-/* Every connection's pool is looked at this often, not at every sleep. */
+/* Every connection's memory is looked at this often, not at every sleep. */
 #define TRIM_INTERVAL_NS (BOUNCE_IDLE_NS / 4)
 
-static void trim_idle_buffers(struct blk_engine *e, uint64_t now)
+static void trim_idle_bounce(struct blk_engine *e, uint64_t now)
 {
-	if (now < e->next_trim_ns)
-		return;
-	e->next_trim_ns = now + TRIM_INTERVAL_NS;
 	for (struct blk_conn *c = e->conns; c; c = c->next) {
 		/* Stamped here, not per request. */
 		if (c->bounce_used) {
@@ -826,6 +825,39 @@ static void trim_idle_buffers(struct blk_engine *e, uint64_t now)
 			blk_bounce_trim(&c->bounce);
 		}
 	}
+}
+
+/*
+ * When some ring went without a mapping for lack of host budget since
+ * the last look, this worker's rings holding more than an equal share
+ * unmap idle grants down to it: the budget ends up divided among the
+ * rings that use it, whoever mapped first.
+ */
+static void share_grant_budget(struct blk_engine *e)
+{
+	struct blk_budget *b = e->mem.grant_budget;
+	unsigned long refusals;
+	long share;
+
+	if (!b)
+		return;
+	refusals = blk_budget_refusals(b);
+	if (refusals == e->grant_refusals_seen)
+		return;
+	e->grant_refusals_seen = refusals;
+	share = blk_budget_share(b);
+	for (struct blk_conn *c = e->conns; c; c = c->next)
+		if (c->pgrants.budget == b)
+			blk_pgrant_shrink(&c->pgrants, (uint32_t)share);
+}
+
+static void trim_idle_memory(struct blk_engine *e, uint64_t now)
+{
+	if (now < e->next_trim_ns)
+		return;
+	e->next_trim_ns = now + TRIM_INTERVAL_NS;
+	trim_idle_bounce(e, now);
+	share_grant_budget(e);
 }
 
 /* While a ring waits for the host's budget, retry at this interval. */
@@ -870,7 +902,7 @@ static int sleep_for_work(struct blk_engine *e)
 	if (arm_ring_events(e))
 		return 0;
 	start = blk_now_ns();
-	trim_idle_buffers(e, start);
+	trim_idle_memory(e, start);
 	ret = wait_cqe(e);
 	if (ret == -ETIME)
 		ret = 0;

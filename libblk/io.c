@@ -265,8 +265,12 @@ static uint32_t seg_bytes(const struct blk_io *io, unsigned int i)
 	return blk_segment_bytes(&io->segs[i], io->conn->limits.sector_size);
 }
 
-/* Map (or find mapped) every segment's page; all or none. */
-static int take_persistent(struct blk_io *io)
+/*
+ * Map (or find mapped) every segment's page; all or none. False when one
+ * cannot be mapped now: the request is copied instead, and the copy, not
+ * the mapping, decides whether the guest granted what it asks for.
+ */
+static bool take_persistent(struct blk_io *io)
 {
 	struct blk_conn *c = io->conn;
 	unsigned int i;
@@ -277,10 +281,10 @@ static int take_persistent(struct blk_io *io)
 			break;
 	}
 	if (i == io->req.nr_segments)
-		return 0;
+		return true;
 	while (i-- > 0)
 		blk_pgrant_put(&c->pgrants, io->segs[i].gref);
-	return errno == ENOSPC ? -ENOSPC : -EINVAL;
+	return false;
 }
 
 /*
@@ -295,8 +299,7 @@ static int take_buffers(struct blk_io *io)
 	if (io->req.nr_segments == 0)
 		return 0;
 	if (c->persistent) {
-		ret = take_persistent(io);
-		if (ret == 0) {
+		if (take_persistent(io)) {
 			io->bounced = false;
 			for (unsigned int i = 0; i < io->req.nr_segments; i++)
 				io->iov[i] = (struct iovec){
@@ -306,9 +309,6 @@ static int take_buffers(struct blk_io *io)
 				};
 			return 0;
 		}
-		/* The cache is full: copy this one instead. */
-		if (ret != -ENOSPC)
-			return ret;
 		blk_pgrant_age(&c->pgrants);
 	}
 	ret = blk_bounce_get(&c->bounce, io->req.nr_segments, io->pages);

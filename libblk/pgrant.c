@@ -23,10 +23,12 @@ static uint32_t bucket_of(const struct blk_pgrant_cache *c, uint32_t gref)
 }
 
 int blk_pgrant_init(struct blk_pgrant_cache *c, uint32_t cap,
-		    xengnttab_handle *xgt, uint32_t domid)
+		    struct blk_budget *budget, xengnttab_handle *xgt,
+		    uint32_t domid)
 {
 	*c = (struct blk_pgrant_cache){
 		.cap = cap,
+		.budget = budget,
 		.xgt = xgt,
 		.domid = domid,
 		.free_head = -1,
@@ -41,6 +43,7 @@ int blk_pgrant_init(struct blk_pgrant_cache *c, uint32_t cap,
 	if (!c->entries || !c->buckets) {
 		free(c->entries);
 		free(c->buckets);
+		*c = (struct blk_pgrant_cache){ .free_head = -1 };
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < c->nr_buckets; i++)
@@ -49,6 +52,8 @@ int blk_pgrant_init(struct blk_pgrant_cache *c, uint32_t cap,
 		c->entries[i].hnext = c->free_head;
 		c->free_head = (int32_t)i;
 	}
+	if (budget)
+		blk_budget_join(budget);
 	return 0;
 }
 
@@ -107,6 +112,8 @@ static int32_t evict(struct blk_pgrant_cache *c)
 	lru_unlink(c, i);
 	unhash(c, i);
 	xengnttab_unmap(c->xgt, c->entries[i].addr, 1);
+	if (c->budget)
+		blk_budget_give(c->budget, 1);
 	c->nr--;
 	return i;
 }
@@ -136,6 +143,7 @@ void blk_pgrant_age(struct blk_pgrant_cache *c)
 	if (c->misses < AGE_AFTER_MISSES)
 		return;
 	c->misses = 0;
+	c->paused = false;
 	while (n-- > 0) {
 		int32_t i = evict(c);
 
@@ -143,6 +151,42 @@ void blk_pgrant_age(struct blk_pgrant_cache *c)
 			break;
 		free_entry(c, i);
 	}
+}
+
+uint32_t blk_pgrant_shrink(struct blk_pgrant_cache *c, uint32_t keep)
+{
+	uint32_t n = 0;
+	int32_t i;
+
+	while (c->nr > keep && (i = evict(c)) >= 0) {
+		free_entry(c, i);
+		n++;
+	}
+	return n;
+}
+
+/* A free entry, paid for, or -1 with errno ENOSPC. */
+static int32_t take_paid_entry(struct blk_pgrant_cache *c)
+{
+	int32_t i = c->paused ? -1 : take_entry(c);
+
+	if (i >= 0 && c->budget && !blk_budget_take(c->budget, 1)) {
+		blk_budget_refused(c->budget);
+		free_entry(c, i);
+		i = -1;
+	}
+	if (i < 0) {
+		c->misses++;
+		errno = ENOSPC;
+	}
+	return i;
+}
+
+static void free_paid_entry(struct blk_pgrant_cache *c, int32_t i)
+{
+	if (c->budget)
+		blk_budget_give(c->budget, 1);
+	free_entry(c, i);
 }
 
 void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
@@ -157,12 +201,9 @@ void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
 			lru_unlink(c, i);
 		return e->addr;
 	}
-	i = take_entry(c);
-	if (i < 0) {
-		c->misses++;
-		errno = ENOSPC;
+	i = take_paid_entry(c);
+	if (i < 0)
 		return NULL;
-	}
 	/* blkif.h: persistent grants are always mapped writable. */
 	addr = xengnttab_map_grant_ref(c->xgt, c->domid, gref,
 				       PROT_READ | PROT_WRITE);
@@ -170,7 +211,9 @@ void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
 	if (!addr) {
 		int err = errno ? errno : EINVAL;
 
-		free_entry(c, i);
+		free_paid_entry(c, i);
+		c->map_errors++;
+		c->paused = true;
 		errno = err;
 		return NULL;
 	}
@@ -196,6 +239,10 @@ void blk_pgrant_destroy(struct blk_pgrant_cache *c)
 	for (uint32_t b = 0; c->buckets && b < c->nr_buckets; b++)
 		for (int32_t i = c->buckets[b]; i >= 0; i = c->entries[i].hnext)
 			xengnttab_unmap(c->xgt, c->entries[i].addr, 1);
+	if (c->budget && c->entries) {
+		blk_budget_give(c->budget, c->nr);
+		blk_budget_leave(c->budget);
+	}
 	free(c->entries);
 	free(c->buckets);
 	*c = (struct blk_pgrant_cache){ .free_head = -1 };

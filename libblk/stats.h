@@ -61,6 +61,8 @@ struct blk_stats {
 	uint64_t parked_no_buffers; /* waited for bounce pages */
 	uint64_t merged; /* requests that rode in another's I/O */
 	uint64_t in_flight; /* a gauge: taken off the ring, not yet answered */
+	uint64_t mapped_grants; /* a gauge: persistent grants held mapped */
+	uint64_t grant_map_errors; /* mappings Xen refused; copied instead */
 	struct blk_stage_time stage[BLK_NR_STAGES];
 	/*
 	 * How a connection's close went, in the counters conn_closed() gives

@@ -53,6 +53,8 @@ want = {"blkbackd_devices": "gauge", "blkbackd_requests": "counter",
         "blkbackd_buffer_waits": "counter",
         "blkbackd_merged_requests": "counter",
         "blkbackd_requests_in_flight": "gauge",
+        "blkbackd_mapped_grants": "gauge",
+        "blkbackd_grant_map_errors": "counter",
         "blkbackd_stage_seconds": "histogram"}
 for name, typ in want.items():
     if t2.get(name) != typ:
@@ -62,6 +64,13 @@ if s2[("blkbackd_devices", ())] != 1:
 # A ring holds 32 requests per page, at most 16 pages and 64 queues.
 if not 0 <= value(s2, "blkbackd_requests_in_flight") <= 32 * 16 * 64:
     sys.exit("requests in flight out of range")
+# The guest uses persistent grants: its data pages are mapped, at most
+# the per-ring cache (1056) for each of at most 64 queues.
+if not 0 < value(s2, "blkbackd_mapped_grants") <= 64 * 1056:
+    sys.exit("mapped grants out of range: %s"
+             % value(s2, "blkbackd_mapped_grants"))
+if value(s2, "blkbackd_grant_map_errors_total") != 0:
+    sys.exit("grant mapping errors counted for a healthy guest")
 for op in ("read", "write"):
     for fam in ("blkbackd_requests_total", "blkbackd_sectors_total"):
         a = value(s1, fam, op=op)

@@ -97,6 +97,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-crash-points.sh \
 	tests/vbd-crash-loop.sh \
 	tests/vbd-buffer-budget.sh \
+	tests/vbd-grant-budget.sh \
 	tests/vbd-image-errors.sh \
 	tests/vbd-hvm-emulated-disk.sh \
 	tests/vbd-nbd.sh \

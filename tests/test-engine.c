@@ -28,7 +28,10 @@
  *    nothing behind;
  *  - after a resize, new requests are checked against the new size;
  *  - a host failure of a merged I/O is reported once (host_error()) and
- *    answered to each request in it.
+ *    answered to each request in it;
+ *  - with persistent grants, a page the engine cannot map is copied: a
+ *    write from a page granted read-only is served, a read into it is
+ *    refused, and the refused mapping is counted.
  *
  * Every blk_engine_run() here has work waiting (an event, a completion
  * or a ring left on its budget): one without would sleep, and an alarm
@@ -79,6 +82,7 @@ struct guest {
 	unsigned int order;
 	uint32_t ring_refs[BLK_MAX_RING_PAGES];
 	uint32_t data_ref; /* one page, the buffer of every request */
+	uint32_t ro_ref; /* another, granted read-only */
 	int port;
 
 	struct blk_conn *conn;
@@ -242,7 +246,7 @@ static void guest_make(struct guest *g, uint32_t domid, unsigned int order)
 	int ref;
 
 	*g = (struct guest){ .domid = domid, .order = order };
-	REQUIRE_EQ(xensim_domain_create(dir, domid, pages + 1), 0);
+	REQUIRE_EQ(xensim_domain_create(dir, domid, pages + 2), 0);
 	REQUIRE_EQ(xensim_domain_open(dir, domid, &g->dom), 0);
 	s = xensim_domain_page(g->dom, 0);
 	SHARED_RING_INIT(s);
@@ -255,6 +259,9 @@ static void guest_make(struct guest *g, uint32_t domid, unsigned int order)
 	ref = xensim_grant_access(g->dom, 0, pages, false);
 	REQUIRE(ref > 0);
 	g->data_ref = (uint32_t)ref;
+	ref = xensim_grant_access(g->dom, 0, pages + 1, true);
+	REQUIRE(ref > 0);
+	g->ro_ref = (uint32_t)ref;
 	g->port = xensim_evtchn_alloc_unbound(g->dom, 0);
 	REQUIRE(g->port > 0);
 	g->backend = logging_backend_new(g);
@@ -273,25 +280,32 @@ static unsigned int ring_slots(const struct guest *g)
 	return RING_SIZE(&g->ring);
 }
 
-/* Queue a read of @nr_segs pages at @sector. */
-static void queue_read_at(struct guest *g, uint64_t id, uint64_t sector,
-			  unsigned int nr_segs)
+/* Queue @op of @nr_segs pages at @sector, every segment on @gref. */
+static void queue_rw(struct guest *g, uint8_t op, uint64_t id, uint64_t sector,
+		     unsigned int nr_segs, uint32_t gref)
 {
 	union blkif_x86_64_slot *slot =
 		RING_GET_REQUEST(&g->ring, g->ring.req_prod_pvt);
 
 	slot->rw = (struct blkif_x86_64_request){
-		.operation = BLKIF_OP_READ,
+		.operation = op,
 		.nr_segments = (uint8_t)nr_segs,
 		.id = id,
 		.sector_number = sector,
 	};
 	for (unsigned int i = 0; i < nr_segs; i++)
 		slot->rw.seg[i] = (struct blkif_request_segment){
-			.gref = g->data_ref,
+			.gref = gref,
 			.last_sect = SECTORS_PER_PAGE - 1,
 		};
 	g->ring.req_prod_pvt++;
+}
+
+/* Queue a read of @nr_segs pages at @sector. */
+static void queue_read_at(struct guest *g, uint64_t id, uint64_t sector,
+			  unsigned int nr_segs)
+{
+	queue_rw(g, BLKIF_OP_READ, id, sector, nr_segs, g->data_ref);
 }
 
 /* Queue a read of @nr_segs pages at request @id's own place on the image. */
@@ -659,6 +673,34 @@ static void test_host_error_once_per_io(struct blk_engine *e)
 	guest_stop(e, &g);
 }
 
+/*
+ * Persistent grants are mapped writable (blkif.h), so a page the guest
+ * granted read-only cannot be mapped; the engine copies instead, and the
+ * copy decides: a write from the page is served, a read into it refused.
+ */
+static void test_unmappable_grant_is_copied(struct blk_engine *e)
+{
+	struct blk_stats st;
+	struct guest g;
+
+	guest_make(&g, 74, 0);
+	guest_connect(e, &g, true, NULL);
+	queue_rw(&g, BLKIF_OP_WRITE, 0, 0, 1, g.ro_ref);
+	push_and_notify(&g);
+	run_until_published(e, &g, 1);
+	queue_rw(&g, BLKIF_OP_READ, 1, REQUEST_STRIDE, 1, g.ro_ref);
+	push_and_notify(&g);
+	run_until_published(e, &g, 2);
+	take_responses(&g);
+	REQUIRE_EQ(g.nr_rsps, 2);
+	CHECK_EQ(g.rsp_status[0], BLKIF_RSP_OKAY);
+	CHECK_EQ(g.rsp_status[1], BLKIF_RSP_ERROR);
+	blk_engine_conn_stats(g.conn, &st);
+	CHECK_EQ(st.grant_map_errors, 1); /* paused after the first */
+	CHECK_EQ(st.mapped_grants, 0);
+	guest_stop(e, &g);
+}
+
 static void test_disconnect_sets_parked_aside(struct blk_engine *e)
 {
 	disconnect_with_parked(e, 61, BLK_DISCONNECT_CLOSE);
@@ -922,6 +964,7 @@ int main(void)
 	test_connect_refuses_ungranted_ring(e);
 	test_resize_applies_to_new_requests(e);
 	test_host_error_once_per_io(e);
+	test_unmappable_grant_is_copied(e);
 	test_notified_once_when_asked(e);
 	test_poll_window_bounded(e);
 

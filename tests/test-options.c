@@ -79,6 +79,7 @@ static void check_options(const struct options *got, const struct options *want)
 	CHECK_EQ(got->poll_us, want->poll_us);
 	CHECK_EQ(got->stage_timing, want->stage_timing);
 	CHECK_EQ(got->max_pgrants, want->max_pgrants);
+	CHECK_EQ(got->max_mapped_grants, want->max_mapped_grants);
 	CHECK_EQ(got->ring_buffer_mib, want->ring_buffer_mib);
 	CHECK_EQ(got->buffer_mib, want->buffer_mib);
 	CHECK_EQ(got->error_log_interval, want->error_log_interval);
@@ -102,6 +103,7 @@ static void test_defaults(void)
 		.poll_us = 0,
 		.stage_timing = false,
 		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
+		.max_mapped_grants = BLK_DEFAULT_MAX_MAPPED_GRANTS,
 		.ring_buffer_mib = BLK_DEFAULT_MAX_BOUNCE_PAGES /
 				   (1048576 / BLKIF_PAGE_SIZE),
 		.buffer_mib = 256,
@@ -139,6 +141,7 @@ static const char good_conf[] =
 	"poll-us = 0\n"
 	"stage-timing = yes\n"
 	"max-persistent-grants = 16\n"
+	"max-mapped-grants = 1000\n"
 	"ring-buffer-mib = 64\n"
 	"buffer-mib = 0\n"
 	"error-log-interval = 2\n"
@@ -160,6 +163,7 @@ static void test_good_file(void)
 		.poll_us = 0,
 		.stage_timing = true,
 		.max_pgrants = 16,
+		.max_mapped_grants = 1000,
 		.ring_buffer_mib = 64,
 		.buffer_mib = 0,
 		.error_log_interval = 2,

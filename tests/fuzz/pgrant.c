@@ -8,13 +8,18 @@
  * the engine pins them for a request and unpins them after, and ages the
  * cache when it keeps refusing.
  *
- * Input: one byte for the cache's capacity (1 to 32), then steps of an
- * opcode byte and its operands (see enum step).
+ * Input: one byte for the cache's capacity (1 to 32), one for the host
+ * budget it draws on (1 to 40 mappings), then steps of an opcode byte and
+ * its operands (see enum step).
  *
  * Invariants:
- * - a reference the guest granted writable maps, unless the cache is full
- *   (ENOSPC, and only then); anything else (never granted, read-only,
- *   revoked) is refused with an error and maps nothing;
+ * - a reference the guest granted writable maps, unless the cache is
+ *   full, the budget spent or mapping paused after an error (ENOSPC, and
+ *   only then); anything else (never granted, read-only, revoked) is
+ *   refused with an error, maps nothing and pauses mapping until the next
+ *   ageing;
+ * - the budget pays for every mapping held, and gets them all back;
+ * - shrinking leaves at most what was asked for, or the pinned ones;
  * - a mapping is the guest's page: its bytes, and a write through it is
  *   seen by the guest; a reference cached twice is the same mapping;
  * - the cache holds at most its capacity, and exactly as many mappings
@@ -42,6 +47,7 @@ enum step {
 	AGE, /* after enough refusals, as the engine would */
 	REVOKE, /* u8: the guest revokes a page's grant and grants it again */
 	TOUCH, /* u8: write through a pinned mapping */
+	SHRINK, /* u8: how many mappings to keep */
 	NR_STEPS
 };
 
@@ -61,6 +67,7 @@ struct pin {
 
 struct run {
 	struct blk_pgrant_cache cache;
+	struct blk_budget budget;
 	struct pin pins[MAX_PINS];
 	unsigned int nr_pins;
 };
@@ -147,16 +154,21 @@ static void step_get(struct run *r, struct fuzz_input *in)
 					 : (uint32_t)fuzz_take(in, 4);
 	int page = page_of(gref);
 	uint32_t before = blk_pgrant_count(&r->cache);
+	bool paused = r->cache.paused;
 	uint8_t *addr;
 
 	errno = 0;
 	addr = blk_pgrant_get(&r->cache, gref);
 	if (!addr) {
 		FUZZ_ASSERT(errno != 0);
-		if (errno == ENOSPC)
-			FUZZ_ASSERT(before == r->cache.cap);
-		else
+		if (errno == ENOSPC) {
+			FUZZ_ASSERT(before == r->cache.cap ||
+				    atomic_load(&r->budget.left) == 0 ||
+				    paused);
+		} else {
 			FUZZ_ASSERT(page < 0 || sim.readonly[page]);
+			FUZZ_ASSERT(r->cache.paused);
+		}
 		FUZZ_ASSERT(blk_pgrant_count(&r->cache) == before);
 		return;
 	}
@@ -190,6 +202,7 @@ static void step_age(struct run *r)
 
 	r->cache.misses = UINT32_MAX; /* "after many refusals" */
 	blk_pgrant_age(&r->cache);
+	FUZZ_ASSERT(!r->cache.paused);
 	FUZZ_ASSERT(blk_pgrant_count(&r->cache) + most >= before);
 	/* Every pinned mapping survives, still the guest's page. */
 	for (unsigned int i = 0; i < r->nr_pins; i++)
@@ -231,6 +244,34 @@ static void step_touch(struct run *r, struct fuzz_input *in)
 	pin->addr[at] ^= 0xff;
 }
 
+/* Distinct references pinned now: what shrinking must leave mapped. */
+static uint32_t nr_pinned_grants(const struct run *r)
+{
+	uint32_t n = 0;
+
+	for (unsigned int i = 0; i < r->nr_pins; i++) {
+		unsigned int j = 0;
+
+		while (j < i && r->pins[j].gref != r->pins[i].gref)
+			j++;
+		n += j == i;
+	}
+	return n;
+}
+
+static void step_shrink(struct run *r, struct fuzz_input *in)
+{
+	uint32_t keep = (uint32_t)fuzz_take(in, 1) % 40;
+	uint32_t before = blk_pgrant_count(&r->cache);
+	uint32_t gone = blk_pgrant_shrink(&r->cache, keep);
+	uint32_t left = blk_pgrant_count(&r->cache);
+
+	FUZZ_ASSERT(left + gone == before);
+	FUZZ_ASSERT(left <= keep || left == nr_pinned_grants(r));
+	for (unsigned int i = 0; i < r->nr_pins; i++)
+		check_is_page(r->pins[i].addr, page_of(r->pins[i].gref));
+}
+
 static void run_step(struct run *r, struct fuzz_input *in)
 {
 	switch (fuzz_take(in, 1) % NR_STEPS) {
@@ -249,8 +290,14 @@ static void run_step(struct run *r, struct fuzz_input *in)
 	case TOUCH:
 		step_touch(r, in);
 		break;
+	case SHRINK:
+		step_shrink(r, in);
+		break;
 	}
 	FUZZ_ASSERT(blk_pgrant_count(&r->cache) <= r->cache.cap);
+	FUZZ_ASSERT(atomic_load(&r->budget.left) +
+			    (long)blk_pgrant_count(&r->cache) ==
+		    r->budget.total);
 	FUZZ_ASSERT(mapped_by_host() == blk_pgrant_count(&r->cache));
 }
 
@@ -258,18 +305,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct run r;
 	struct fuzz_input in = { data, size };
+	uint32_t cap;
 
 	if (!sim.guest)
 		sim_setup();
 	r.nr_pins = 0;
-	FUZZ_ASSERT(blk_pgrant_init(&r.cache,
-				    (uint32_t)(fuzz_take(&in, 1) % 32 + 1),
-				    sim.xgt, GUEST) == 0);
+	cap = (uint32_t)(fuzz_take(&in, 1) % 32 + 1);
+	blk_budget_init(&r.budget, (long)(fuzz_take(&in, 1) % 40 + 1));
+	FUZZ_ASSERT(blk_pgrant_init(&r.cache, cap, &r.budget, sim.xgt, GUEST) ==
+		    0);
 	for (unsigned int n = 0; in.left > 0 && n < MAX_STEPS; n++)
 		run_step(&r, &in);
 	while (r.nr_pins > 0)
 		blk_pgrant_put(&r.cache, r.pins[--r.nr_pins].gref);
 	blk_pgrant_destroy(&r.cache);
 	FUZZ_ASSERT(mapped_by_host() == 0);
+	FUZZ_ASSERT(atomic_load(&r.budget.left) == r.budget.total);
+	FUZZ_ASSERT(atomic_load(&r.budget.holders) == 0);
 	return 0;
 }

@@ -241,6 +241,13 @@ static const struct family {
 	{ "blkbackd_requests_in_flight", "gauge",
 	  "Requests taken off the ring and not answered yet.", put_counter,
 	  "in_flight" },
+	{ "blkbackd_mapped_grants", "gauge",
+	  "Persistent grants of the disk's guest the daemon holds mapped.",
+	  put_counter, "mapped_grants" },
+	{ "blkbackd_grant_map_errors_total", "counter",
+	  "Grant mappings Xen refused (the data was copied instead): a guest "
+	  "granting pages read-only, or dom0's maptrack full.",
+	  put_counter, "grant_map_errors" },
 	{ "blkbackd_nbd_outages_total", "counter",
 	  "Times an NBD disk's server went away.", put_nbd_counter, "outages" },
 	{ "blkbackd_nbd_requests_resent_total", "counter",
