@@ -267,10 +267,11 @@ def xenbus_seeds():
     w("nul-in-persistent", nodes(b"feature-persistent=1\0\n", *ONE_QUEUE))
 
 
-# ---- pgrant: capacity, then steps (tests/fuzz/pgrant.c)
+# ---- pgrant: capacity, budget, then steps (tests/fuzz/pgrant.c)
 
-GET, PUT, AGE, REVOKE, TOUCH = range(5)
+GET, PUT, AGE, REVOKE, TOUCH, SHRINK = range(6)
 READ_ONLY_PAGE = 7  # pages 7, 15, 23, ... are granted read-only
+ROOMY = 39  # a budget of 40 mappings: more than any cache holds
 
 
 def get(page):
@@ -285,21 +286,33 @@ def put(i=0):
     return bytes([PUT, i])
 
 
+def cache(cap, budget=ROOMY):
+    """A cache of cap + 1 mappings on a budget of budget + 1."""
+    return bytes([cap, budget])
+
+
 def pgrant_seeds():
     w = lambda name, data: write("pgrant", name, data)
-    w("pin-and-release", bytes([3]) + get(0) + get(0) + bytes([TOUCH, 1])
+    w("pin-and-release", cache(3) + get(0) + get(0) + bytes([TOUCH, 1])
       + put() + put())
-    w("full-then-aged", bytes([1]) + get(0) + get(1) + get(2) + put()
+    w("full-then-aged", cache(1) + get(0) + get(1) + get(2) + put()
       + bytes([AGE]) + get(2) + put())
-    w("read-only-grant", bytes([3]) + get(READ_ONLY_PAGE))
-    w("never-granted", bytes([3]) + get_raw(0x7FFFF0) + get_raw(0))
-    w("revoke-pinned", bytes([3]) + get(3) + bytes([REVOKE, 3]) + put()
+    w("read-only-grant", cache(3) + get(READ_ONLY_PAGE))
+    w("never-granted", cache(3) + get_raw(0x7FFFF0) + get_raw(0))
+    w("revoke-pinned", cache(3) + get(3) + bytes([REVOKE, 3]) + put()
       + bytes([REVOKE, 3, AGE, REVOKE, 3]) + get(3))
-    w("revoke-and-regrant", bytes([3]) + bytes([REVOKE, 4]) + get(4)
+    w("revoke-and-regrant", cache(3) + bytes([REVOKE, 4]) + get(4)
       + bytes([TOUCH, 0]) + put())
-    w("same-page-many-segments", bytes([31]) + get(1) * 20 + put() * 20)
-    w("age-keeps-pins", bytes([7]) + b"".join(get(p) for p in range(8))
+    w("same-page-many-segments", cache(31) + get(1) * 20 + put() * 20)
+    w("age-keeps-pins", cache(7) + b"".join(get(p) for p in range(8))
       + put(2) + put(0) + bytes([AGE, TOUCH, 1, AGE]))
+    w("budget-spent-then-shrunk", cache(31, 3)
+      + b"".join(get(p) + put() for p in range(5))
+      + get(0) + bytes([SHRINK, 1]) + get(4) + put() + put())
+    w("paused-after-error", cache(7) + get(READ_ONLY_PAGE) + get(0)
+      + bytes([AGE]) + get(0) + put())
+    w("shrink-keeps-pins", cache(7) + get(0) + get(1) + get(2) + put(1)
+      + bytes([SHRINK, 0, TOUCH, 0]))
 
 
 if __name__ == "__main__":
