@@ -622,6 +622,16 @@ static void test_connect_refuses_ungranted_ring(struct blk_engine *e)
 	REQUIRE_EQ(xensim_domain_destroy(dir, 71), 0);
 }
 
+/* @g's first two requests are answered: the first served, the second not. */
+static void check_served_then_refused(struct blk_engine *e, struct guest *g)
+{
+	run_until_published(e, g, 2);
+	take_responses(g);
+	REQUIRE_EQ(g->nr_rsps, 2);
+	CHECK_EQ(g->rsp_status[0], BLKIF_RSP_OKAY);
+	CHECK_EQ(g->rsp_status[1], BLKIF_RSP_ERROR);
+}
+
 /*
  * After blk_engine_resize() the ring's requests are checked against the
  * new size: a read past the new end is refused, one inside it is served.
@@ -635,11 +645,7 @@ static void test_resize_applies_to_new_requests(struct blk_engine *e)
 	queue_read_at(&g, 0, 1024 - SECTORS_PER_PAGE, 1); /* the last page */
 	queue_read_at(&g, 1, 1024, 1); /* just past the end */
 	push_and_notify(&g);
-	run_until_published(e, &g, 2);
-	take_responses(&g);
-	REQUIRE_EQ(g.nr_rsps, 2);
-	CHECK_EQ(g.rsp_status[0], BLKIF_RSP_OKAY);
-	CHECK_EQ(g.rsp_status[1], BLKIF_RSP_ERROR);
+	check_served_then_refused(e, &g);
 	guest_stop(e, &g);
 }
 
@@ -690,11 +696,7 @@ static void test_unmappable_grant_is_copied(struct blk_engine *e)
 	run_until_published(e, &g, 1);
 	queue_rw(&g, BLKIF_OP_READ, 1, REQUEST_STRIDE, 1, g.ro_ref);
 	push_and_notify(&g);
-	run_until_published(e, &g, 2);
-	take_responses(&g);
-	REQUIRE_EQ(g.nr_rsps, 2);
-	CHECK_EQ(g.rsp_status[0], BLKIF_RSP_OKAY);
-	CHECK_EQ(g.rsp_status[1], BLKIF_RSP_ERROR);
+	check_served_then_refused(e, &g);
 	blk_engine_conn_stats(g.conn, &st);
 	CHECK_EQ(st.grant_map_errors, 1); /* paused after the first */
 	CHECK_EQ(st.mapped_grants, 0);
