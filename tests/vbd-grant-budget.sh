@@ -52,7 +52,10 @@ snapshot() {
 most2=0
 samples=0
 while kill -0 "$front2" 2>/dev/null; do
-	snapshot || continue
+	snapshot || {
+		sleep 0.2
+		continue
+	}
 	[ $((m1 + m2)) -le $((BUDGET + 2)) ] ||
 		fail "$m1 + $m2 grants mapped, over the budget of $BUDGET" \
 			"and two ring pages"
