@@ -300,8 +300,8 @@ static void print_stats(json_object *devices)
 		       ", merged %" PRId64 ", in flight %" PRId64 "\n",
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
 		       num(d, "merged"), num(d, "in_flight"));
-		printf("  grants mapped %" PRId64 ", grant mappings refused "
-						  "%" PRId64 "\n",
+		printf("  grants mapped %" PRId64 ", refused by Xen %" PRId64
+		       "\n",
 		       num(d, "mapped_grants"), num(d, "grant_map_errors"));
 		print_moves(d);
 		print_host_errors(d);
