@@ -13,14 +13,15 @@
 # that asked for an event, which is not yet sent (xenevtchn_notify: the
 # successor must send it, or a real blkfront waits for ever; the simulated
 # one looks again after 10 s and says so), and the simulator's event half
-# sent (sim_wake: its pending bit set, its wakeup not; Xen's send is one
-# hypercall, so xensim must finish it for the dead sender).
+# sent (sim_deliver: the port masked for its delivery, the port number not
+# yet queued; Xen's send is one hypercall, so xensim must finish it for
+# the dead sender).
 . "$top_srcdir/tests/lib.sh"
 requires gdb
 xensim_setup
 
 POINTS="io_consume io_start_all io_finish_done blk_ring_put_response
-blk_ring_push_responses blk_journal_done xenevtchn_notify sim_wake"
+blk_ring_push_responses blk_journal_done xenevtchn_notify sim_deliver"
 
 # crash_at POINT SIGNAL: run the daemon under gdb until the 300th time it
 # reaches POINT, then end it with SIGNAL (KILL or TERM).

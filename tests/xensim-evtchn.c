@@ -2,8 +2,8 @@
 /*
  * xensim event channels: a guest (xensim.h) and a backend (the fake
  * libxenevtchn) bind, notify both ways, and the backend's fd polls
- * readable exactly while a port is pending; no event is lost between
- * pending() and unmask(); owners that never read their wakeups cost no
+ * readable exactly while a port is pending and reads as Linux's
+ * /dev/xen/evtchn does; no event is lost between pending() and unmask(); owners that never read their wakeups cost no
  * one else theirs; closing either end is seen by the other; the leak
  * counter drops to zero.
  */
@@ -142,6 +142,52 @@ static void test_two_ports(xenevtchn_handle *h, struct xensim_domain *g)
 	REQUIRE_EQ(xenevtchn_unmask(h, a), 0);
 	REQUIRE_EQ(xenevtchn_unmask(h, b), 0);
 	REQUIRE_EQ(bound_ports(GUEST), 2);
+	xensim_evtchn_close(g, ga);
+	xensim_evtchn_close(g, gb);
+	xenevtchn_unbind(h, a);
+	xenevtchn_unbind(h, b);
+}
+
+/*
+ * The fd reads as /dev/xen/evtchn: every delivered port in one read;
+ * notifications while a port is masked come as one delivery at its
+ * unmask; an unmask with nothing pending delivers nothing.
+ */
+static void test_read_as_device(xenevtchn_handle *h, struct xensim_domain *g)
+{
+	int ga = xensim_evtchn_alloc_unbound(g, 0);
+	int gb = xensim_evtchn_alloc_unbound(g, 0);
+	int fd = xenevtchn_fd(h), a, b;
+	uint32_t got[8];
+	ssize_t n;
+
+	a = bind_and_settle(h, GUEST, ga);
+	b = bind_and_settle(h, GUEST, gb);
+	for (int i = 0; i < 3; i++) {
+		REQUIRE_EQ(xensim_evtchn_notify(g, ga), 0);
+		REQUIRE_EQ(xensim_evtchn_notify(g, gb), 0);
+	}
+	n = read(fd, got, sizeof(got));
+	REQUIRE_EQ(n, 2 * (ssize_t)sizeof(uint32_t));
+	REQUIRE(((int)got[0] == a && (int)got[1] == b) ||
+		((int)got[0] == b && (int)got[1] == a));
+	REQUIRE(!readable(fd, 0));
+	/* Both were notified twice more while masked: once each now. */
+	REQUIRE_EQ(xenevtchn_unmask(h, b), 0);
+	REQUIRE_EQ(xenevtchn_unmask(h, a), 0);
+	n = read(fd, got, sizeof(got));
+	REQUIRE_EQ(n, 2 * (ssize_t)sizeof(uint32_t));
+	REQUIRE(((int)got[0] == b && (int)got[1] == a));
+	REQUIRE_EQ(xenevtchn_unmask(h, a), 0);
+	REQUIRE_EQ(xenevtchn_unmask(h, b), 0);
+	REQUIRE(!readable(fd, 0));
+	/* The guest reads its ports the same way, in one call. */
+	REQUIRE_EQ(xenevtchn_notify(h, a), 0);
+	REQUIRE_EQ(xenevtchn_notify(h, b), 0);
+	REQUIRE_EQ(xensim_evtchn_read(g, got, 8), 2);
+	REQUIRE_EQ(xensim_evtchn_read(g, got, 8), -EAGAIN);
+	xensim_evtchn_unmask(g, (uint32_t)ga);
+	xensim_evtchn_unmask(g, (uint32_t)gb);
 	xensim_evtchn_close(g, ga);
 	xensim_evtchn_close(g, gb);
 	xenevtchn_unbind(h, a);
@@ -320,6 +366,7 @@ int main(void)
 	test_bind_rules(h, g);
 	test_notify_both_ways(h, g);
 	test_two_ports(h, g);
+	test_read_as_device(h, g);
 	test_close_releases(g);
 	test_cross_process(h);
 	test_crashed_backend(h, g);

@@ -2,9 +2,12 @@
 /*
  * Fake libxenevtchn.so.1 for xensim: event channels between the caller's
  * domain ($XENSIM_DOMID, default 0) and the simulated domains in
- * $XENSIM_DIR. xenevtchn_fd() polls readable while one of the handle's
- * ports is pending, as /dev/xen/evtchn does. The version script
- * fake-evtchn.map gives every symbol the node the real library uses.
+ * $XENSIM_DIR. xenevtchn_fd() reads as /dev/xen/evtchn does: each
+ * delivered port once, as a 32-bit number, as many in one read as are
+ * queued; it polls readable while one is. Unlike the device it takes no
+ * writes: ports are unmasked by xenevtchn_unmask() (see sim-evtchn.c).
+ * The version script fake-evtchn.map gives every symbol the node the real
+ * library uses.
  */
 #include "config.h"
 
@@ -142,7 +145,7 @@ int xenevtchn_unbind(xenevtchn_handle *xce, evtchn_port_t port)
 
 xenevtchn_port_or_error_t xenevtchn_pending(xenevtchn_handle *xce)
 {
-	return result(sim_port_pending(xce->self, &xce->waker));
+	return result(sim_port_pending(&xce->waker));
 }
 
 int xenevtchn_unmask(xenevtchn_handle *xce, evtchn_port_t port)

@@ -1131,13 +1131,21 @@ static bool more_responses(struct frontend *fe, struct fe_queue *fq)
 	return more;
 }
 
-/* Acknowledge every event the queue's domain has pending. */
+/*
+ * Acknowledge every event the queue's domain has pending: one read takes
+ * them all (fewer than asked for means there were no more), as an upcall
+ * finds them all.
+ */
 static void ack_events(struct fe_queue *fq)
 {
-	int port;
+	uint32_t ports[64];
+	int n;
 
-	while ((port = xensim_evtchn_pending(fq->dom)) >= 0)
-		xensim_evtchn_unmask(fq->dom, (uint32_t)port);
+	do {
+		n = xensim_evtchn_read(fq->dom, ports, 64);
+		for (int i = 0; i < n; i++)
+			xensim_evtchn_unmask(fq->dom, ports[i]);
+	} while (n == 64);
 }
 
 /* Wait for the queue's event channel and acknowledge it. */

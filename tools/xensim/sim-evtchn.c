@@ -2,16 +2,24 @@
 /*
  * xensim: event channels. A port lives in its domain's table; an
  * interdomain channel is two ports naming each other. Binding and closing
- * change both ends, so they hold the host's lock file; notify, pending and
- * unmask touch only atomics.
+ * change both ends, so they hold the host's lock file; notify and unmask
+ * touch only atomics and, when an event is delivered, one write.
  *
- * Wakeups: every handle owns a datagram socket (struct sim_waker). Raising
- * a port sets its pending bit and, when that bit was clear and the port is
- * not masked, sends one datagram to the owner. pending() masks and clears
- * the port it returns; unmask() re-sends the wakeup if the port became
- * pending meanwhile. Setting a bit before reading the other side's bit
- * (sequentially consistent atomics) is what keeps events from being lost
- * between pending() and unmask().
+ * Delivery is the kernel's /dev/xen/evtchn protocol, so that a backend
+ * reads its events in simulation exactly as it will under Xen: every
+ * handle owns a FIFO, $XENSIM_DIR/ev/<pid>.<id>, which its fd reads; a
+ * read returns whole 32-bit port numbers, as many as are queued and fit,
+ * one per delivered event. A port is delivered when it is raised while
+ * unmasked, and delivery masks it (as the kernel's handler does), so each
+ * port is queued at most once until its owner unmasks it; raised while
+ * masked it is only marked pending, and the unmask delivers it. The mask
+ * and the pending mark are one atomic word, so a raise and an unmask
+ * racing from two processes deliver exactly once.
+ *
+ * Senders keep the FIFOs they write to open (struct sim_waker's peers),
+ * so that a notification costs one write, as the kernel's costs one
+ * hypercall; they open them read-write, so that a write to an owner that
+ * died fills a pipe nobody reads instead of raising SIGPIPE.
  */
 #include "config.h"
 
@@ -20,13 +28,20 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "tools/xensim/sim-internal.h"
+
+/* struct sim_port's ev word */
+#define EV_MASKED 1u /* delivered, not yet unmasked */
+#define EV_PENDING 2u /* raised since: deliver at the unmask */
 
 int sim_host_lock(const char *dir)
 {
@@ -64,98 +79,165 @@ static socklen_t abstract_addr(struct sockaddr_un *sa, const char *name)
 }
 
 /*
- * Send the wakeup datagram to @name through @via_fd, or a socket of its
- * own when @via_fd is -1.
- *
- * A datagram stays charged to the socket that sent it until its receiver
- * reads it. Owners that never read (a thousand idle guests, each holding
- * the one wakeup of the event its backend sent at connect) fill the
- * sender's buffer, and then every later wakeup from that socket, to
- * anyone, fails with EAGAIN and is lost: the active guests would wait out
- * their timeouts for each answer. In Xen an event to one domain never
- * depends on another, so a wakeup the handle's own socket cannot send goes
- * through a socket of its own. (A receiver whose queue is full also gives
- * EAGAIN; it has wakeups to read already, and the second try fails the
- * same way, harmlessly. A vanished owner needs nothing either.)
+ * Send a wakeup datagram to the abstract socket @name: how xensim raises
+ * xenstored's VIRQ_DOM_EXC in the shim, which polls a socket of its own.
  */
-static void send_wake(int via_fd, const char *name)
+static void send_datagram(const char *name)
 {
 	struct sockaddr_un sa;
 	socklen_t len = abstract_addr(&sa, name);
-	int fd = via_fd;
-	ssize_t sent;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (fd < 0)
-		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
-	sent = sendto(fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL,
+	(void)!sendto(fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL,
 		      (struct sockaddr *)&sa, len);
-	if (via_fd < 0)
-		close(fd);
-	else if (sent < 0 && errno == EAGAIN)
-		send_wake(-1, name);
+	close(fd);
 }
 
-static void waker_name(char *buf, size_t len, const char *host, uint32_t pid,
-		       uint32_t id)
+static int fifo_path(char *buf, size_t len, const char *dir, uint32_t pid,
+		     uint32_t id)
 {
-	snprintf(buf, len, "%s/%u/%u", host, pid, id);
+	int n = snprintf(buf, len, "%s/ev/%u.%u", dir, pid, id);
+
+	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }
 
-void sim_wake(int via_fd, const char *host, uint32_t pid, uint32_t id)
+/*
+ * The id makes the FIFO's name unique on the host for good: pids come
+ * back, and a sender still holding the FIFO of a dead owner open must not
+ * mistake a new owner with the same pid for it.
+ */
+static uint32_t new_waker_id(void)
 {
-	char name[128];
+	uint32_t id = 0;
 
-	waker_name(name, sizeof(name), host, pid, id);
-	send_wake(via_fd, name);
+	while (id == 0)
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+			id = (uint32_t)getpid() ^ (uint32_t)rand();
+	return id;
 }
 
 int sim_waker_open(struct sim_waker *w, const char *dir)
 {
-	struct sockaddr_un sa;
-	char name[128];
-	socklen_t len;
+	char path[4096];
 	int ret;
 
-	ret = sim_host_key(dir, w->host, sizeof(w->host));
-	if (ret)
-		return ret;
-	w->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (w->fd < 0)
-		return -errno;
-	/* The fd number is unique among this process's live handles. */
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->dir = strdup(dir);
+	if (!w->dir)
+		return -ENOMEM;
 	w->pid = (uint32_t)getpid();
-	w->id = (uint32_t)w->fd;
-	waker_name(name, sizeof(name), w->host, w->pid, w->id);
-	len = abstract_addr(&sa, name);
-	if (bind(w->fd, (struct sockaddr *)&sa, len) < 0) {
+	w->id = new_waker_id();
+	ret = fifo_path(path, sizeof(path), dir, w->pid, w->id);
+	if (ret)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/ev", dir);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
 		ret = -errno;
-		close(w->fd);
-		w->fd = -1;
-		return ret;
+		goto fail;
+	}
+	fifo_path(path, sizeof(path), dir, w->pid, w->id);
+	if (mkfifo(path, 0600) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	/* Read-write: the FIFO never reads as closed for want of writers. */
+	w->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (w->fd < 0) {
+		ret = -errno;
+		unlink(path);
+		goto fail;
 	}
 	return 0;
+fail:
+	free(w->dir);
+	w->dir = NULL;
+	return ret;
 }
 
 void sim_waker_close(struct sim_waker *w)
 {
-	if (w->fd >= 0)
+	char path[4096];
+
+	for (unsigned int i = 0; i < SIM_WAKER_PEERS; i++)
+		if (w->peers[i].fd > 0)
+			close(w->peers[i].fd);
+	if (w->fd >= 0) {
+		if (!fifo_path(path, sizeof(path), w->dir, w->pid, w->id))
+			unlink(path);
 		close(w->fd);
+	}
+	free(w->dir);
+	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 }
 
-void sim_waker_drain(struct sim_waker *w)
+/* The FIFO of the handle (@pid, @id), opened for writing, or -errno. */
+static int open_peer(const char *dir, uint32_t pid, uint32_t id)
 {
-	char buf[16];
+	char path[4096];
+	int fd, ret = fifo_path(path, sizeof(path), dir, pid, id);
 
-	while (recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
-		;
+	if (ret)
+		return ret;
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
-static void wake_self(const struct sim_waker *w)
+/* @via's open FIFO of (@pid, @id), opened and kept on first use. */
+static int peer_fd(struct sim_waker *via, uint32_t pid, uint32_t id)
 {
-	sim_wake(w->fd, w->host, w->pid, w->id);
+	struct sim_waker_peer *victim;
+	int fd;
+
+	for (unsigned int i = 0; i < SIM_WAKER_PEERS; i++)
+		if (via->peers[i].fd > 0 && via->peers[i].pid == pid &&
+		    via->peers[i].id == id)
+			return via->peers[i].fd;
+	fd = open_peer(via->dir, pid, id);
+	if (fd < 0)
+		return fd;
+	victim = &via->peers[via->next_victim++ % SIM_WAKER_PEERS];
+	if (victim->fd > 0)
+		close(victim->fd);
+	*victim = (struct sim_waker_peer){ .pid = pid, .id = id, .fd = fd };
+	return fd;
+}
+
+/*
+ * No @via: gntdev's unmap notification. An owner that is gone needs
+ * nothing; a full FIFO belongs to an owner that stopped reading.
+ */
+void sim_deliver(struct sim_waker *via, const char *dir, uint32_t pid,
+		 uint32_t id, uint32_t port)
+{
+	int fd;
+
+	if (via && via->pid == pid && via->id == id) {
+		fd = via->fd;
+	} else if (via) {
+		fd = peer_fd(via, pid, id);
+	} else {
+		fd = open_peer(dir, pid, id);
+		if (fd >= 0) {
+			(void)!write(fd, &port, sizeof(port));
+			close(fd);
+		}
+		return;
+	}
+	if (fd >= 0)
+		(void)!write(fd, &port, sizeof(port));
+}
+
+int sim_port_read(struct sim_waker *w, uint32_t *ports, unsigned int n)
+{
+	ssize_t got = read(w->fd, ports, (size_t)n * sizeof(*ports));
+
+	if (got < 0)
+		return -errno;
+	return (int)(got / (ssize_t)sizeof(*ports));
 }
 
 static bool owned_by(const struct sim_port *p, const struct sim_waker *w)
@@ -187,8 +269,7 @@ static struct sim_port *port_of(struct sim_dom *d, uint32_t port)
 static void set_port(struct sim_port *p, uint32_t state, uint32_t rdom,
 		     uint32_t rport, const struct sim_waker *w)
 {
-	atomic_store(&p->pending, 0);
-	atomic_store(&p->masked, 0);
+	atomic_store(&p->ev, 0);
 	atomic_store(&p->remote_dom, rdom);
 	atomic_store(&p->remote_port, rport);
 	atomic_store(&p->owner_pid, w ? w->pid : 0);
@@ -243,27 +324,44 @@ int sim_port_bind_virq(const char *dir, struct sim_dom *self,
 	return alloc_port(dir, self, w, SIM_PORT_VIRQ, self->domid);
 }
 
-/* Wake @p's owner, unless the port is masked or has none. */
-static void wake_owner(const struct sim_port *p, const struct sim_waker *via)
+/* Deliver @p (port number @port of its domain) to its owner. */
+static void deliver_port(struct sim_port *p, uint32_t port,
+			 struct sim_waker *via, const char *dir)
 {
-	if (atomic_load(&p->masked) || atomic_load(&p->owner_pid) == 0)
-		return;
-	sim_wake(via->fd, via->host, atomic_load(&p->owner_pid),
-		 atomic_load(&p->owner_id));
+	uint32_t pid = atomic_load(&p->owner_pid);
+
+	if (pid)
+		sim_deliver(via, dir, pid, atomic_load(&p->owner_id), port);
 }
 
-/* Mark @p pending; wake its owner if that is news and it is unmasked. */
-static void raise_port(struct sim_port *p, const struct sim_waker *via)
+/*
+ * Raise @p: deliver it if it is unmasked (masking it), else mark it
+ * pending for its unmask. A port with no owner only keeps the mark.
+ */
+static void raise_port(struct sim_port *p, uint32_t port,
+		       struct sim_waker *via, const char *dir)
 {
-	if (!atomic_exchange(&p->pending, 1))
-		wake_owner(p, via);
+	uint32_t ev = atomic_load(&p->ev);
+
+	for (;;) {
+		uint32_t to = EV_MASKED | EV_PENDING;
+
+		if (ev & EV_PENDING)
+			return;
+		if (!(ev & EV_MASKED) && atomic_load(&p->owner_pid))
+			to = EV_MASKED;
+		if (atomic_compare_exchange_weak(&p->ev, &ev, to))
+			break;
+	}
+	if (!(ev & EV_MASKED) && atomic_load(&p->owner_pid))
+		deliver_port(p, port, via, dir);
 }
 
 static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p,
-			       const struct sim_waker *w);
+			       uint32_t port, struct sim_waker *w);
 
 int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
-			      const struct sim_waker *w, uint32_t remote,
+			      struct sim_waker *w, uint32_t remote,
 			      uint32_t remote_port)
 {
 	struct sim_port *rp, *lp;
@@ -281,7 +379,7 @@ int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
 	if (lock < 0)
 		return lock;
 	rp = &r->sh->ports[remote_port];
-	reap_orphaned_peer(c, rp, w);
+	reap_orphaned_peer(c, rp, remote_port, w);
 	port = -EINVAL;
 	if (atomic_load(&rp->state) != SIM_PORT_UNBOUND ||
 	    atomic_load(&rp->remote_dom) != self->domid)
@@ -298,7 +396,7 @@ int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
 	 * As Xen does: the new local port starts pending, covering any
 	 * notification the remote end sent before the bind.
 	 */
-	raise_port(lp, w);
+	raise_port(lp, (uint32_t)port, w, c->dir);
 out:
 	sim_host_unlock(lock);
 	return port;
@@ -326,16 +424,17 @@ static void close_locked(struct sim_cache *c, struct sim_dom *self,
 }
 
 /*
- * With the host lock held: if @p is connected to a port whose owner died
- * (a backend that crashed), close that port so @p can be bound again, and
- * wake @p's owner (through @w) if @p is pending. The dead owner may have
- * set @p's pending bit and died before sending the wakeup: Xen's send is
- * one hypercall, ours two steps. Left so, the bit would stay set with no
- * wakeup on its way, and no later notification would send one
- * (raise_port() wakes only when the bit was clear).
+ * With the host lock held: if @p (port @port) is connected to a port whose
+ * owner died (a backend that crashed), close that port so @p can be bound
+ * again, and deliver @p to its owner (through @w) if it is masked or
+ * pending. The dead owner may have masked @p to deliver it and died before
+ * its write: Xen's send is one hypercall, ours two steps. Left so, @p
+ * would stay masked with nothing queued, and no later notification would
+ * deliver it. A delivery that did arrive is then delivered twice, which
+ * the device allows (a port read while it is unmasked already).
  */
 static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p,
-			       const struct sim_waker *w)
+			       uint32_t port, struct sim_waker *w)
 {
 	uint32_t rport = atomic_load(&p->remote_port);
 	struct sim_dom *r;
@@ -347,8 +446,8 @@ static void reap_orphaned_peer(struct sim_cache *c, struct sim_port *p,
 	if (!sim_port_orphaned(&r->sh->ports[rport]))
 		return;
 	close_locked(c, r, rport);
-	if (atomic_load(&p->pending))
-		wake_owner(p, w);
+	if (atomic_load(&p->ev))
+		deliver_port(p, port, w, c->dir);
 }
 
 int sim_port_close(struct sim_cache *c, struct sim_dom *self,
@@ -388,7 +487,7 @@ void sim_port_close_all(struct sim_cache *c, struct sim_dom *self,
 
 /* Raise the far end of @port, if it is still connected to it. */
 static int send_event(struct sim_cache *c, struct sim_dom *self, uint32_t port,
-		      const struct sim_waker *via)
+		      struct sim_waker *via)
 {
 	struct sim_port *p = &self->sh->ports[port], *rp;
 	uint32_t rport;
@@ -411,12 +510,12 @@ static int send_event(struct sim_cache *c, struct sim_dom *self, uint32_t port,
 	if (atomic_load(&rp->state) == SIM_PORT_INTERDOMAIN &&
 	    atomic_load(&rp->remote_dom) == self->domid &&
 	    atomic_load(&rp->remote_port) == port)
-		raise_port(rp, via);
+		raise_port(rp, rport, via, c->dir);
 	return 0;
 }
 
 int sim_port_notify(struct sim_cache *c, struct sim_dom *self,
-		    const struct sim_waker *w, uint32_t port)
+		    struct sim_waker *w, uint32_t port)
 {
 	struct sim_port *p = port_of(self, port);
 
@@ -428,58 +527,40 @@ int sim_port_notify(struct sim_cache *c, struct sim_dom *self,
 /* Notify from @port whoever owns it (gntdev's unmap notification). */
 int sim_port_send(struct sim_cache *c, struct sim_dom *self, uint32_t port)
 {
-	struct sim_waker via = { .fd = -1 };
-
 	if (!port_of(self, port))
 		return -EINVAL;
-	if (sim_host_key(c->dir, via.host, sizeof(via.host)))
-		return -EINVAL;
-	return send_event(c, self, port, &via);
+	return send_event(c, self, port, NULL);
 }
 
-static bool deliverable(const struct sim_port *p)
+int sim_port_pending(struct sim_waker *w)
 {
-	return atomic_load(&p->pending) && !atomic_load(&p->masked);
+	uint32_t port;
+	int n = sim_port_read(w, &port, 1);
+
+	if (n < 0)
+		return n;
+	return n == 1 ? (int)port : -EAGAIN;
 }
 
-int sim_port_pending(struct sim_dom *self, struct sim_waker *w)
-{
-	struct sim_port *p;
-	int found = -EAGAIN;
-	uint32_t high = atomic_load(&self->sh->hdr.ports_high);
-	uint32_t i;
-
-	/* Drain first: a wakeup sent after this is for a bit we will see. */
-	sim_waker_drain(w);
-	for (i = 1; i < SIM_NR_PORTS; i++) {
-		/* Past the ports ever allocated, only the VIRQ slot remains. */
-		if (i >= high && i < SIM_VIRQ_PORT)
-			i = SIM_VIRQ_PORT;
-		p = &self->sh->ports[i];
-		if (!owned_by(p, w) || !deliverable(p))
-			continue;
-		if (found > 0) {
-			/* More to deliver: stay readable for the next call. */
-			wake_self(w);
-			break;
-		}
-		atomic_store(&p->masked, 1);
-		atomic_store(&p->pending, 0);
-		found = (int)i;
-	}
-	return found;
-}
-
-int sim_port_unmask(struct sim_dom *self, const struct sim_waker *w,
-		    uint32_t port)
+int sim_port_unmask(struct sim_dom *self, struct sim_waker *w, uint32_t port)
 {
 	struct sim_port *p = port_of(self, port);
+	uint32_t ev;
 
 	if (!p || !owned_by(p, w))
 		return -EINVAL;
-	atomic_store(&p->masked, 0);
-	if (atomic_load(&p->pending))
-		wake_self(w);
+	ev = atomic_load(&p->ev);
+	for (;;) {
+		/* Pending since the delivery: deliver again, still masked. */
+		uint32_t to = (ev & EV_PENDING) ? EV_MASKED : 0;
+
+		if (!(ev & EV_MASKED))
+			return 0;
+		if (atomic_compare_exchange_weak(&p->ev, &ev, to))
+			break;
+	}
+	if (ev & EV_PENDING)
+		sim_deliver(w, w->dir, w->pid, w->id, port);
 	return 0;
 }
 
@@ -507,7 +588,7 @@ void sim_virq_dom_exc(const char *dir)
 	char name[128];
 
 	if (!sim_virq_name(dir, name, sizeof(name)))
-		send_wake(-1, name);
+		send_datagram(name);
 }
 
 /* For the shim, which binds the name above. */

@@ -100,7 +100,15 @@ int xensim_evtchn_fd(struct xensim_domain *d)
 
 int xensim_evtchn_pending(struct xensim_domain *d)
 {
-	return sim_port_pending(d->self, &d->waker);
+	return sim_port_pending(&d->waker);
+}
+
+int xensim_evtchn_read(struct xensim_domain *d, uint32_t *ports,
+		       unsigned int n)
+{
+	int got = sim_port_read(&d->waker, ports, n);
+
+	return got == 0 ? -EAGAIN : got;
 }
 
 int xensim_evtchn_unmask(struct xensim_domain *d, uint32_t port)

@@ -66,18 +66,17 @@ enum sim_port_state {
 };
 
 /*
- * One event-channel port. The owner (pid, id) names the wakeup socket of
- * the handle that bound it, which notify() pokes.
+ * One event-channel port. The owner (pid, id) names the FIFO of the handle
+ * that bound it, where its deliveries are queued.
  */
 struct sim_port {
 	_Atomic uint32_t state;
 	_Atomic uint32_t remote_dom;
 	_Atomic uint32_t remote_port;
-	_Atomic uint32_t pending;
-	_Atomic uint32_t masked;
+	_Atomic uint32_t ev; /* EV_MASKED | EV_PENDING (sim-evtchn.c) */
 	_Atomic uint32_t owner_pid;
 	_Atomic uint32_t owner_id;
-	uint32_t unused;
+	uint32_t unused[2];
 };
 
 struct sim_header {
@@ -183,26 +182,43 @@ void sim_ledger_remove(struct sim_ledger *l, uint32_t slot);
 int sim_reap_orphaned_maps(const char *dir);
 
 /*
- * The wakeup end of an event-channel handle: an abstract-namespace unix
- * datagram socket named after the host, the pid and the socket's fd. It
- * polls readable while a wakeup datagram is queued.
+ * The delivery end of an event-channel handle: the FIFO $dir/ev/<pid>.<id>
+ * (the id random, so that a name is never used twice), which its fd reads
+ * as /dev/xen/evtchn is read: whole port numbers, one per delivered event.
+ * It polls readable while a delivery is queued. A handle also keeps open
+ * the FIFOs of the last SIM_WAKER_PEERS handles it notified. Like the
+ * kernel's handle, it is used by one thread at a time.
  */
+#define SIM_WAKER_PEERS 64u
+struct sim_waker_peer {
+	uint32_t pid, id;
+	int fd; /* 0: a free entry */
+};
 struct sim_waker {
 	int fd;
 	uint32_t pid;
 	uint32_t id;
-	char host[64];
+	char *dir;
+	struct sim_waker_peer peers[SIM_WAKER_PEERS];
+	unsigned int next_victim;
 };
 int sim_waker_open(struct sim_waker *w, const char *dir);
 void sim_waker_close(struct sim_waker *w);
-void sim_waker_drain(struct sim_waker *w);
-void sim_wake(int via_fd, const char *host, uint32_t pid, uint32_t id);
+/*
+ * Queue @port on the FIFO of the handle (@pid, @id) of the host in @dir,
+ * through @via's kept FIFOs (NULL: one opened for this event). The second
+ * step of raising a port, after its mask was set: Xen's send is one
+ * hypercall, so a sender that dies between the two steps leaves a port
+ * that xensim must deliver for it (tests/vbd-crash-points.sh stops here).
+ */
+void sim_deliver(struct sim_waker *via, const char *dir, uint32_t pid,
+		 uint32_t id, uint32_t port);
 
 /* Event channels: ports are in @self's table and owned by @w. */
 int sim_port_alloc_unbound(const char *dir, struct sim_dom *self,
 			   const struct sim_waker *w, uint32_t remote);
 int sim_port_bind_interdomain(struct sim_cache *c, struct sim_dom *self,
-			      const struct sim_waker *w, uint32_t remote,
+			      struct sim_waker *w, uint32_t remote,
 			      uint32_t remote_port);
 int sim_port_bind_virq(const char *dir, struct sim_dom *self,
 		       const struct sim_waker *w);
@@ -211,11 +227,13 @@ int sim_port_close(struct sim_cache *c, struct sim_dom *self,
 void sim_port_close_all(struct sim_cache *c, struct sim_dom *self,
 			const struct sim_waker *w);
 int sim_port_notify(struct sim_cache *c, struct sim_dom *self,
-		    const struct sim_waker *w, uint32_t port);
-int sim_port_pending(struct sim_dom *self, struct sim_waker *w);
+		    struct sim_waker *w, uint32_t port);
+/* Up to @n delivered ports in one read: how many, or -errno (-EAGAIN). */
+int sim_port_read(struct sim_waker *w, uint32_t *ports, unsigned int n);
+/* One delivered port, or -EAGAIN: libxenevtchn's pending(). */
+int sim_port_pending(struct sim_waker *w);
 int sim_port_send(struct sim_cache *c, struct sim_dom *self, uint32_t port);
-int sim_port_unmask(struct sim_dom *self, const struct sim_waker *w,
-		    uint32_t port);
+int sim_port_unmask(struct sim_dom *self, struct sim_waker *w, uint32_t port);
 int sim_port_state(struct sim_dom *self, uint32_t port);
 bool sim_port_orphaned(const struct sim_port *p);
 

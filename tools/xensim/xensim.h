@@ -92,6 +92,13 @@ int xensim_evtchn_alloc_unbound(struct xensim_domain *d, uint32_t remote);
 int xensim_evtchn_fd(struct xensim_domain *d);
 /* Guest: the next pending port (now masked), or -EAGAIN when none is. */
 int xensim_evtchn_pending(struct xensim_domain *d);
+/*
+ * Guest: up to @n pending ports (now masked) in one system call, as an
+ * upcall finds every pending port at once: how many (> 0), or -EAGAIN
+ * when none is.
+ */
+int xensim_evtchn_read(struct xensim_domain *d, uint32_t *ports,
+		       unsigned int n);
 int xensim_evtchn_unmask(struct xensim_domain *d, uint32_t port);
 /* Guest: send an event to the other end of @port. */
 int xensim_evtchn_notify(struct xensim_domain *d, uint32_t port);
