@@ -239,7 +239,7 @@ static int bind_port(struct blk_engine *e, struct blk_conn *c,
 {
 	xenevtchn_port_or_error_t port;
 
-	port = xenevtchn_bind_interdomain(e->xce, p->domid, p->remote_port);
+	port = xenevtchn_bind_interdomain(e->evtchn.xce, p->domid, p->remote_port);
 	if (port < 0)
 		return errno ? -errno : -EINVAL;
 	c->port = (evtchn_port_t)port;
@@ -312,7 +312,7 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		 * out, so send it; to a frontend a spurious event is only a
 		 * look at its ring.
 		 */
-		xenevtchn_notify(e->xce, c->port);
+		xenevtchn_notify(e->evtchn.xce, c->port);
 	}
 	if (ret == 0)
 		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget);
@@ -342,7 +342,7 @@ void conn_destroy(struct blk_conn *c, struct blk_handover **kept)
 	blk_journal_close(&c->journal, 1);
 	free_ios(c);
 	if (c->port)
-		xenevtchn_unbind(e->xce, c->port);
+		xenevtchn_unbind(e->evtchn.xce, c->port);
 	if (c->sring)
 		xengnttab_unmap(e->xgt, c->sring, c->nr_ring_pages);
 	free(c);

@@ -15,6 +15,7 @@
 #include "libblk/backend.h"
 #include "libblk/bounce.h"
 #include "libblk/engine.h"
+#include "libblk/evtchn.h"
 #include "libblk/grant_copy.h"
 #include "libblk/journal.h"
 #include "libblk/pgrant.h"
@@ -146,9 +147,7 @@ struct blk_engine {
 	struct io_uring uring;
 	xengnttab_handle *xgt;
 	bool own_xgt; /* not shared with the process's other engines */
-	xenevtchn_handle *xce;
-	int evtchn_fd;
-	bool evtchn_armed;
+	struct blk_evtchn evtchn; /* its handle: evtchn.xce */
 
 	const struct blk_engine_ops *ops;
 	void *arg;

@@ -5,7 +5,6 @@
  * responses.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -79,21 +78,11 @@ void blk_grants_close(xengnttab_handle *xgt)
 
 static int open_xen_handles(struct blk_engine *e, xengnttab_handle *shared)
 {
-	int flags;
-
 	e->own_xgt = !shared;
 	e->xgt = shared ? shared : blk_grants_open();
 	if (!e->xgt)
 		return -errno;
-	e->xce = xenevtchn_open(NULL, 0);
-	if (!e->xce)
-		return -errno;
-	e->evtchn_fd = xenevtchn_fd(e->xce);
-	/* pending() is called until it runs dry: it must not block. */
-	flags = fcntl(e->evtchn_fd, F_GETFL);
-	if (flags < 0 || fcntl(e->evtchn_fd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
+	return blk_evtchn_open(&e->evtchn, &e->uring);
 }
 
 int blk_engine_create(struct blk_engine **out, xengnttab_handle *xgt,
@@ -110,12 +99,13 @@ int blk_engine_create(struct blk_engine **out, xengnttab_handle *xgt,
 		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
 		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES,
 	};
-	e->uring.ring_fd = -1;
-	ret = open_xen_handles(e, xgt);
-	if (ret == 0)
-		ret = setup_uring(&e->uring);
+	ret = setup_uring(&e->uring);
 	if (ret < 0) {
-		e->uring.ring_fd = -1;
+		free(e);
+		return ret;
+	}
+	ret = open_xen_handles(e, xgt);
+	if (ret < 0) {
 		blk_engine_destroy(e);
 		return ret;
 	}
@@ -129,8 +119,7 @@ void blk_engine_destroy(struct blk_engine *e)
 		return;
 	if (e->uring.ring_fd >= 0)
 		io_uring_queue_exit(&e->uring);
-	if (e->xce)
-		xenevtchn_close(e->xce);
+	blk_evtchn_close(&e->evtchn);
 	if (e->own_xgt)
 		blk_grants_close(e->xgt);
 	blk_copy_batch_free(&e->copies);
@@ -166,28 +155,12 @@ int blk_engine_watch_fd(struct blk_engine *e, int fd, uint64_t tag)
 	return 0;
 }
 
-/*
- * One multishot poll watches the event channel for as long as the kernel
- * keeps it: every batch of events then costs a completion, not also a
- * poll armed anew on the device (its wait queue taken and left each time).
- * The kernel ends it on an error or an overflowing completion queue; the
- * next pass arms it again.
- */
+/* Keep a read of the event channel queued (libblk/evtchn.h). */
 static void arm_evtchn(struct blk_engine *e)
 {
-	struct io_uring_sqe *sqe;
-
-	if (e->evtchn_armed)
-		return;
-	sqe = engine_get_sqe(e);
-	if (!sqe) {
-		/* The kernel takes no SQEs for now: retry after reaping. */
+	/* The kernel takes no SQEs for now: retry after reaping. */
+	if (blk_evtchn_arm(&e->evtchn, &e->uring, TAG_EVTCHN) < 0)
 		e->come_back = true;
-		return;
-	}
-	io_uring_prep_poll_multishot(sqe, e->evtchn_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, TAG_EVTCHN);
-	e->evtchn_armed = true;
 }
 
 /* ---- the rings a pass looks at ---- */
@@ -392,7 +365,7 @@ void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 	activate(e, c);
 	set_aside_parked(c);
 	if (c->must_push && io_publish(c))
-		xenevtchn_notify(e->xce, c->port);
+		xenevtchn_notify(e->evtchn.xce, c->port);
 	c->must_push = false;
 	try_finish_close(e, c);
 }
@@ -467,7 +440,7 @@ static void push_responses(struct blk_engine *e)
 		if (c->must_push) {
 			c->must_push = false;
 			if (io_publish(c))
-				xenevtchn_notify(e->xce, c->port);
+				xenevtchn_notify(e->evtchn.xce, c->port);
 			account_published(e, c);
 		}
 		try_finish_close(e, c);
@@ -531,28 +504,28 @@ static void backend_event(uint64_t data, int res)
 
 /* ---- events ---- */
 
-/*
- * Mark every notified ring. Unmasking before the ring is consumed is safe:
- * consumption comes later in this pass, and a notification after the
- * unmask wakes us again.
- */
-static void drain_evtchn(struct blk_engine *e)
+/* Mark every ring whose guest notified it, as one read of ports says. */
+static int evtchn_event(struct blk_engine *e, uint64_t data, int res)
 {
-	xenevtchn_port_or_error_t port;
+	int n = blk_evtchn_complete(
+		&e->evtchn, (enum blk_evtchn_sqe)(data >> 2), res);
 
-	while ((port = xenevtchn_pending(e->xce)) >= 0) {
-		struct blk_conn *c = conn_by_port(e, (evtchn_port_t)port);
+	for (int i = 0; i < n; i++) {
+		struct blk_conn *c = conn_by_port(e, e->evtchn.got[i]);
 
 		if (c && !c->closing && !c->broken) {
 			c->kicked = true;
 			activate(e, c);
 		}
-		xenevtchn_unmask(e->xce, (evtchn_port_t)port);
 	}
+	return n < 0 ? n : 0;
 }
 
-static void reap_cqes(struct blk_engine *e)
+/* Returns 0, or -errno when the event channel failed. */
+static int reap_cqes(struct blk_engine *e)
 {
+	int err = 0;
+
 	struct io_uring_cqe *cqe;
 	unsigned int head, seen = 0;
 
@@ -567,9 +540,8 @@ static void reap_cqes(struct blk_engine *e)
 				    cqe->res);
 			break;
 		case TAG_EVTCHN:
-			if (!(cqe->flags & IORING_CQE_F_MORE))
-				e->evtchn_armed = false;
-			drain_evtchn(e);
+			if (!err)
+				err = evtchn_event(e, data, cqe->res);
 			break;
 		case TAG_FD:
 			e->ops->fd_ready(e->arg, data >> 2);
@@ -580,6 +552,7 @@ static void reap_cqes(struct blk_engine *e)
 		}
 	}
 	io_uring_cq_advance(&e->uring, seen);
+	return err;
 }
 
 /* ---- per-disk I/O limits (libblk/throttle.h) ---- */
@@ -930,7 +903,9 @@ int blk_engine_run(struct blk_engine *e)
 			return ret;
 	}
 	e->pass_ns = engine_clock(e);
-	reap_cqes(e);
+	ret = reap_cqes(e);
+	if (ret < 0)
+		return ret;
 	io_finish_done(e);
 	/* The guests waiting for these answers need not wait for the pass. */
 	push_responses(e);

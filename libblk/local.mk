@@ -9,6 +9,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/bounce.h libblk/bounce.c libblk/budget.h \
 	libblk/pgrant.h libblk/pgrant.c \
 	libblk/engine.h libblk/engine-internal.h libblk/engine.c \
+	libblk/evtchn.h libblk/evtchn.c \
 	libblk/poll.h libblk/poll.c \
 	libblk/journal.h libblk/journal.c \
 	libblk/stats.h libblk/stats.c \
