@@ -3,9 +3,11 @@
  * Image backends: where a connection's I/O goes once the engine has taken
  * a request off the ring, checked it and found its buffers.
  *
- * Two implementations: a file or block device through the engine's own
- * io_uring (backend-file.c, the fast path), and an NBD export through
- * libnbd's asynchronous API (backend-nbd.c).
+ * Four implementations: a file or block device through the engine's own
+ * io_uring (backend-file.c, the fast path), an NBD export through
+ * libnbd's asynchronous API (backend-nbd.c), a Ceph RBD image through
+ * librbd's (backend-rbd.c), and the null image, which does no I/O
+ * (backend-null.c).
  *
  * Threads and ownership. A backend is created on any thread (an NBD one
  * connects there, so not on a worker), handed to blk_engine_connect() in

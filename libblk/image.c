@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "libblk/backend.h"
+#include "libblk/backend-null.h"
 #include "libblk/image.h"
 
 #define SECTOR_SHIFT 9
@@ -253,7 +254,7 @@ int blk_image_refresh_size(struct blk_image *img)
 {
 	struct stat st;
 
-	if (img->nbd_uri)
+	if (img->nbd_uri || img->null)
 		return 0; /* the export's size as of its connection */
 	if (img->rbd)
 		return size_rbd(img);
@@ -314,12 +315,32 @@ static int open_rbd(struct blk_image *img, const char *target, bool readonly,
 	return ret;
 }
 
+static int open_null(struct blk_image *img, const char *target)
+{
+	uint64_t bytes;
+
+	if (blk_null_size(target, &bytes) < 0) {
+		snprintf(img->detail, sizeof(img->detail),
+			 "a null image is null:SIZE, SIZE in bytes (a whole "
+			 "number of 512-byte sectors) or with K, M, G or T");
+		return -EINVAL;
+	}
+	img->null = true;
+	img->sectors = bytes >> SECTOR_SHIFT;
+	img->logical_block = 1u << SECTOR_SHIFT;
+	img->physical_block = 4096;
+	img->discard_granularity = 4096;
+	return 0;
+}
+
 int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 {
 	struct nbd_handle *h = img->nbd_spare;
 	struct blk_nbd_export exp;
 	int ret;
 
+	if (img->null)
+		return blk_backend_null_new(out);
 	if (img->rbd)
 		return blk_backend_rbd_new(img->rbd, out);
 	if (!img->nbd_uri)
@@ -351,6 +372,8 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 		return open_nbd(img, path, readonly);
 	if (blk_rbd_is_target(path))
 		return open_rbd(img, path, readonly, owner);
+	if (blk_null_is_target(path))
+		return open_null(img, path);
 
 	/* Refuse FIFOs and directories before open() can block on them. */
 	if (stat(path, &st) < 0)

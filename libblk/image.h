@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The backing image of a virtual block device: a regular file, a block
- * device, an export on an NBD server (libblk/backend-nbd.h) or an image in
- * Ceph RBD (libblk/backend-rbd.h).
+ * device, an export on an NBD server (libblk/backend-nbd.h), an image in
+ * Ceph RBD (libblk/backend-rbd.h) or the null image, which stores nothing
+ * (libblk/backend-null.h).
  */
 #ifndef LIBBLK_IMAGE_H
 #define LIBBLK_IMAGE_H
@@ -38,6 +39,7 @@ struct blk_image {
 	struct blk_nbd_export nbd;
 	struct blk_nbd_link nbd_link; /* its connections' reconnection */
 	struct blk_rbd *rbd; /* an RBD image, shared by its rings */
+	bool null; /* the null image: no file, no I/O */
 	char detail[256]; /* why an open failed, beyond its errno */
 	/*
 	 * After -EBUSY for an RBD image or an image file: the owner its

@@ -18,6 +18,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/backend.h libblk/backend-file.c \
 	libblk/backend-nbd.h libblk/backend-nbd.c \
 	libblk/backend-rbd.h libblk/backend-rbd.c \
+	libblk/backend-null.h libblk/backend-null.c \
 	libblk/parse.h libblk/parse.c \
 	libblk/dynlib.h libblk/dynlib.c \
 	libblk/xenbus.h libblk/xenbus.c libblk/xenbus-toolstack.c \

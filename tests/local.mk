@@ -78,6 +78,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-discard.sh \
 	tests/vbd-barrier.sh \
 	tests/vbd-readonly.sh \
+	tests/vbd-null.sh \
 	tests/vbd-resize.sh \
 	tests/vbd-limits.sh \
 	tests/vbd-reload.sh \

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "libblk/backend-null.h"
 #include "libblk/parse.h"
 #include "tests/check.h"
 
@@ -55,5 +56,21 @@ int main(void)
 	CHECK(v == 1 && *end == '.');
 	CHECK_EQ(blk_parse_u64_prefix("x1", 9, &v, &end), -EINVAL);
 	CHECK_EQ(blk_parse_u64_prefix("10/", 9, &v, &end), -EINVAL);
+
+	/* The null image's size: bytes, whole sectors, with a suffix. */
+	CHECK_EQ(blk_null_size("null:1M", &v), 0);
+	CHECK(v == 1u << 20);
+	CHECK_EQ(blk_null_size("null:512", &v), 0);
+	CHECK(v == 512);
+	CHECK_EQ(blk_null_size("null:2T", &v), 0);
+	CHECK(v == 2ull << 40);
+	CHECK_EQ(blk_null_size("null:513", &v), -EINVAL);
+	CHECK_EQ(blk_null_size("null:0", &v), -EINVAL);
+	CHECK_EQ(blk_null_size("null:", &v), -EINVAL);
+	CHECK_EQ(blk_null_size("null:1X", &v), -EINVAL);
+	CHECK_EQ(blk_null_size("null:1MB", &v), -EINVAL);
+	CHECK_EQ(blk_null_size("null:99999999999T", &v), -EINVAL);
+	CHECK_EQ(blk_null_size("/srv/null:1M", &v), -EINVAL);
+	CHECK(blk_null_is_target("null:1M") && !blk_null_is_target("nul:1M"));
 	return check_done("test-parse");
 }

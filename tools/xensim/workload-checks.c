@@ -898,6 +898,44 @@ static int check_readonly(struct check *c)
 	return check_rw_ok(c, BLKIF_OP_READ, 8, &s, 1);
 }
 
+/* ---- the null image ---- */
+
+/*
+ * A disk that stores nothing (null:SIZE): a write of a pattern, a flush
+ * and a discard succeed, and the pattern reads back as zeroes, across a
+ * multi-segment read too.
+ */
+static int check_null(struct check *c)
+{
+	const struct frontend_segment segs[2] = {
+		{ 0, 0, SECTS_PER_PAGE - 1 },
+		{ 1, 0, SECTS_PER_PAGE - 1 },
+	};
+	int ret;
+
+	check_fill_segs(c, 16, segs, 2);
+	ret = check_rw_ok(c, BLKIF_OP_WRITE, 16, segs, 2);
+	if (!ret)
+		ret = check_rw_ok(c, BLKIF_OP_FLUSH_DISKCACHE, 0, NULL, 0);
+	if (ret < 0)
+		return ret;
+	check_poison_segs(c, segs, 2);
+	ret = check_rw_ok(c, BLKIF_OP_READ, 16, segs, 2);
+	if (ret < 0)
+		return ret;
+	for (unsigned int i = 0; i < 2; i++) {
+		const unsigned char *page = frontend_data_page(c->fe, i);
+
+		for (unsigned int b = 0; b < BLKIF_PAGE_SIZE; b++)
+			if (page[b])
+				return check_fail(c, -EIO,
+						  "a null disk read back %#x "
+						  "at byte %u of segment %u",
+						  page[b], b, i);
+	}
+	return 0;
+}
+
 /* ---- online resize ---- */
 
 /*
@@ -1111,13 +1149,14 @@ static const struct {
 	{ "readonly", check_readonly },
 	{ "resize", check_resize },
 	{ "bad-indirect", check_bad_indirect },
+	{ "null", check_null },
 };
 
 const char *workload_check_names(void)
 {
 	return "past-end partial-segments full-11-segments flush flush-pause "
 	       "bad-requests indirect flush-data barrier discard "
-	       "discard-unsupported readonly resize bad-indirect";
+	       "discard-unsupported readonly resize bad-indirect null";
 }
 
 int workload_check(struct frontend *fe, const char *name, uint64_t seed,
