@@ -31,6 +31,7 @@
 #include "tools/bench/options.h"
 #include "tools/bench/rbdserve.h"
 #include "tools/bench/report.h"
+#include "tools/bench/syscount.h"
 #include "tools/bench/xenhost.h"
 
 struct bench {
@@ -44,6 +45,8 @@ struct bench {
 	bool host_up;
 	struct rbd_store rbd; /* the RBD arm's cluster and images */
 	struct idle_set idle; /* the idle guests attached while jobs run */
+	char null_target[40]; /* the floor arm's image: null:SIZE */
+	bool syscount_said; /* why system calls are not counted, said once */
 	unsigned int run, nr_runs;
 	bool warming; /* unmeasured runs: label them so */
 	bool tty;
@@ -58,6 +61,10 @@ struct arm_run {
 	struct nbd_server *nbd; /* the NBD arm's servers */
 	uint32_t *domids;
 	double host_busy[2], host_steal[2], daemon_cpu[2];
+	struct syscount calls; /* the daemon's system calls */
+	double calls_made; /* counted over the run; NaN: not measured */
+	uint64_t switches[2]; /* the daemon's voluntary context switches */
+	bool have_switches;
 	struct diskstat_sample disk[2];
 	uint64_t cached_before, cached_at_start; /* bytes of the images */
 };
@@ -66,7 +73,7 @@ struct arm_run {
 static bool uses_daemon(enum bench_arm arm)
 {
 	return arm == BENCH_ARM_BLKBACKD || arm == BENCH_ARM_NBD ||
-	       arm == BENCH_ARM_RBD;
+	       arm == BENCH_ARM_RBD || arm == BENCH_ARM_FLOOR;
 }
 
 static void die(const char *what)
@@ -99,14 +106,51 @@ static void sample_host(struct arm_run *r, int when)
 		r->daemon_cpu[when] = NAN;
 }
 
+/* The daemon's counts, started and stopped with the run. */
+static void count_daemon(struct arm_run *r, int when)
+{
+	if (!uses_daemon(r->arm))
+		return;
+	if (when == 0)
+		syscount_enable(&r->calls);
+	else
+		syscount_disable(&r->calls);
+	if (proc_voluntary_switches(r->b->host.daemon, &r->switches[when]) <
+	    0)
+		r->have_switches = false;
+}
+
 static void on_started(void *arg)
 {
-	sample_host(arg, 0);
+	struct arm_run *r = arg;
+
+	r->have_switches = uses_daemon(r->arm);
+	count_daemon(r, 0);
+	sample_host(r, 0);
 }
 
 static void on_finished(void *arg)
 {
 	sample_host(arg, 1);
+	count_daemon(arg, 1);
+}
+
+/* Attach the system-call counter to the daemon, before the run. */
+static void attach_counter(struct arm_run *r)
+{
+	char why[256];
+
+	if (!uses_daemon(r->arm))
+		return;
+	if (syscount_attach(&r->calls, r->b->host.daemon, r->b->workdir, why,
+			    sizeof(why)) < 0 &&
+	    !r->b->syscount_said) {
+		fprintf(stderr,
+			"blkback-bench: the daemon's system calls are not "
+			"measured: %s\n",
+			why);
+		r->b->syscount_said = true;
+	}
 }
 
 /* "[3/12]", or "[warm-up]" for unmeasured runs. */
@@ -169,6 +213,12 @@ static int arm_setup(struct arm_run *r, const struct bench_job *job,
 		return xenhost_plug(&b->host, n, b->rbd.targets,
 				    engine_blkif_guest_pages(job), r->domids,
 				    why, why_len);
+	case BENCH_ARM_FLOOR:
+		for (unsigned int i = 0; i < n; i++)
+			r->paths[i] = b->null_target;
+		return xenhost_plug(&b->host, n, r->paths,
+				    engine_blkif_guest_pages(job), r->domids,
+				    why, why_len);
 	default:
 		return xenhost_plug(&b->host, n, b->images.paths,
 				    engine_blkif_guest_pages(job), r->domids,
@@ -190,6 +240,7 @@ static int arm_teardown(struct arm_run *r, struct loopdev *loops, char *why,
 	case BENCH_ARM_BLKBACKD:
 	case BENCH_ARM_NBD:
 	case BENCH_ARM_RBD:
+	case BENCH_ARM_FLOOR:
 		ret = xenhost_unplug(&r->b->host, r->cell->n, r->domids, why,
 				     why_len);
 		if (!ret)
@@ -208,6 +259,7 @@ static double backend_cpu_seconds(const struct arm_run *r, double guests_cpu)
 	case BENCH_ARM_BLKBACKD:
 	case BENCH_ARM_NBD: /* the daemon's only, not nbdkit's */
 	case BENCH_ARM_RBD: /* ... nor Ceph's */
+	case BENCH_ARM_FLOOR:
 		return r->daemon_cpu[1] - r->daemon_cpu[0];
 	case BENCH_ARM_LOOP:
 	case BENCH_ARM_LOOP_DIO:
@@ -304,6 +356,12 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 	if (cpu < 0)
 		cpu = 0; /* host-minus-guests: background noise went negative */
 	s->backend_cpu_us_per_io = cpu / (double)s->ops * 1e6;
+	s->syscalls_per_io = r->calls_made / (double)s->ops;
+	s->switches_per_io =
+		r->have_switches
+			? (double)(r->switches[1] - r->switches[0]) /
+				  (double)s->ops
+			: NAN;
 	s->device_us_per_io = diskstat_us_per_io(&r->disk[0], &r->disk[1]);
 	s->cached_before_mib = (double)r->cached_before / (1 << 20);
 	s->cached_at_start_mib = (double)r->cached_at_start / (1 << 20);
@@ -401,8 +459,10 @@ static int run_arm(struct bench *b, struct bench_cell *cell,
 			*st = BENCH_CELL_SKIPPED;
 		goto out;
 	}
+	attach_counter(&r);
 	ret = bench_group_run(n, job, open_guest_engine, &r, &hooks, &g, why,
 			      why_len);
+	r.calls_made = syscount_finish(&r.calls);
 	ret2 = arm_teardown(&r, loops, why2, sizeof(why2));
 	if (!ret && ret2 < 0) {
 		snprintf(why, why_len, "%s", why2);
@@ -461,6 +521,7 @@ static enum bench_cpu_method cpu_method_of(enum bench_arm arm)
 	case BENCH_ARM_BLKBACKD:
 	case BENCH_ARM_NBD:
 	case BENCH_ARM_RBD:
+	case BENCH_ARM_FLOOR:
 		return BENCH_CPU_DAEMON;
 	case BENCH_ARM_LOOP:
 	case BENCH_ARM_LOOP_DIO:
@@ -547,7 +608,8 @@ static void check_arms(struct bench *b)
 		start_rbd(b);
 	if (bench_config_has_arm(cfg, BENCH_ARM_BLKBACKD) ||
 	    bench_config_has_arm(cfg, BENCH_ARM_NBD) ||
-	    bench_config_has_arm(cfg, BENCH_ARM_RBD)) {
+	    bench_config_has_arm(cfg, BENCH_ARM_RBD) ||
+	    bench_config_has_arm(cfg, BENCH_ARM_FLOOR)) {
 		fprintf(stderr,
 			"blkback-bench: starting the simulated host "
 			"and %s\n",
@@ -558,6 +620,7 @@ static void check_arms(struct bench *b)
 			skip_arm(b, BENCH_ARM_BLKBACKD, why);
 			skip_arm(b, BENCH_ARM_NBD, why);
 			skip_arm(b, BENCH_ARM_RBD, why);
+			skip_arm(b, BENCH_ARM_FLOOR, why);
 		} else {
 			b->host_up = true;
 		}
@@ -818,6 +881,9 @@ int main(int argc, char **argv)
 		die("cannot install signal handlers");
 	make_workdir(&b);
 	make_cells(&b);
+	/* The floor arm's guests get disks of the same size, storing nothing. */
+	snprintf(b.null_target, sizeof(b.null_target), "null:%llu",
+		 (unsigned long long)b.cfg->image_size);
 	if (b.cfg->nr_jobs &&
 	    images_create(&b.images, b.workdir, max_guests(b.cfg),
 			  b.cfg->image_size, why, sizeof(why)) < 0)

@@ -19,6 +19,7 @@ tools_bench_blkback_bench_SOURCES = \
 	tools/bench/cpu.c tools/bench/cpu.h \
 	tools/bench/diskstat.c tools/bench/diskstat.h \
 	tools/bench/procinfo.c tools/bench/procinfo.h \
+	tools/bench/syscount.c tools/bench/syscount.h \
 	tools/bench/idle.c tools/bench/idle.h \
 	tools/xensim/idle-guests.c tools/xensim/idle-guests.h \
 	tools/bench/loopdev.c tools/bench/loopdev.h \

@@ -18,9 +18,10 @@
 #define ROW_H (PANEL_H + 90)
 #define COL_W (PANEL_W + MARGIN_L + 40)
 
-static const char *const arm_colour[BENCH_NR_ARMS] = { "#1f77b4", "#d62728",
-						       "#ff7f0e", "#2ca02c",
-						       "#9467bd", "#8c564b" };
+static const char *const arm_colour[BENCH_NR_ARMS] = {
+	"#1f77b4", "#d62728", "#ff7f0e", "#2ca02c",
+	"#9467bd", "#8c564b", "#7f7f7f",
+};
 
 typedef double (*metric_fn)(const struct bench_cell *c, int which);
 

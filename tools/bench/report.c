@@ -109,6 +109,59 @@ static void table_row(FILE *f, const struct bench_cell *c, bool spread)
 	fputc('\n', f);
 }
 
+/*
+ * What the daemon arms cost per request in the daemon itself, counted,
+ * and what serving real I/O added over the floor; medians, with min-max.
+ */
+static void table_daemon(FILE *f, const struct bench_results *r,
+			 enum bench_job_kind job)
+{
+	static const struct column cols[] = {
+		{ offsetof(struct bench_sample, syscalls_per_io), 2 },
+		{ offsetof(struct bench_sample, switches_per_io), 2 },
+		{ offsetof(struct bench_sample, p50_over_floor_us), 1 },
+	};
+	const struct bench_config *cfg = r->cfg;
+	bool header = false;
+
+	for (unsigned int g = 0; g < cfg->nr_guests; g++)
+		for (unsigned int a = 0; a < cfg->nr_arms; a++) {
+			const struct bench_cell *c = bench_cell_find(
+				r, job, cfg->arms[a], cfg->guests[g]);
+			char text[40];
+
+			if (!c || c->status != BENCH_CELL_OK ||
+			    c->cpu_method != BENCH_CPU_DAEMON)
+				continue;
+			if (!header)
+				fprintf(f, "  daemon, per request: %5s  %-9s "
+					   "%17s %17s %21s\n",
+					"N", "arm", "system calls",
+					"sleeps", "p50 +raw+floor us");
+			header = true;
+			fprintf(f, "  %20s %5u  %-9s", "", c->n,
+				bench_arm_name(c->arm));
+			for (size_t i = 0; i < 3; i++) {
+				double v = field(&c->median, &cols[i]);
+
+				format_value(text, sizeof(text), v,
+					     cols[i].decimals, "");
+				if (cfg->repeat > 1 && !isnan(v)) {
+					size_t len = strlen(text);
+
+					snprintf(text + len, sizeof(text) - len,
+						 " (%.*f-%.*f)",
+						 cols[i].decimals,
+						 field(&c->lo, &cols[i]),
+						 cols[i].decimals,
+						 field(&c->hi, &cols[i]));
+				}
+				fprintf(f, " %*s", i == 2 ? 21 : 17, text);
+			}
+			fputc('\n', f);
+		}
+}
+
 static void table_targets(FILE *f, const struct bench_results *r,
 			  enum bench_job_kind job)
 {
@@ -222,6 +275,7 @@ void report_table(FILE *f, const struct bench_results *r)
 					  bench_cell_find(r, job, cfg->arms[a],
 							  cfg->guests[g]),
 					  spread);
+		table_daemon(f, r, job);
 		table_targets(f, r, job);
 	}
 	fprintf(f,
@@ -234,6 +288,13 @@ void report_table(FILE *f, const struct bench_results *r)
 		"process (/proc/PID/stat);\n* loop = host busy CPU "
 		"(/proc/stat) minus the guests' own, which includes anything "
 		"else\n  running on the host; raw has no backend.\n"
+		"floor: blkbackd serving null images (no I/O): what the "
+		"transport and the daemon\n  cost a request.\n"
+		"daemon, per request: its system calls (perf, "
+		"raw_syscalls:sys_enter) and voluntary\n  context switches "
+		"(/proc/PID/task/*/status), counted over the run; p50 "
+		"+raw+floor:\n  the p50 minus raw's and the floor's, repeat "
+		"by repeat.\n"
 		"Medians of %u run(s)%s; every run starts with its images out "
 		"of the host page cache.\n",
 		cfg->repeat, spread ? ", min-max below each" : "");
@@ -275,6 +336,9 @@ static const char *const csv_appended[] = {
 	"host_steal_pct",
 	"host_others_pct",
 	"device_us_per_io",
+	"syscalls_per_io",
+	"voluntary_switches_per_io",
+	"latency_p50_added_over_raw_and_floor_us",
 };
 #define NR_APPENDED (sizeof(csv_appended) / sizeof(csv_appended[0]))
 

@@ -22,6 +22,8 @@ enum bench_arm {
 	BENCH_ARM_BLKBACKD,
 	BENCH_ARM_NBD, /* blkbackd, each image served by nbdkit: opt-in */
 	BENCH_ARM_RBD, /* blkbackd, each image in a one-node Ceph: opt-in */
+	/* blkbackd on null images: the transport and the daemon, no I/O */
+	BENCH_ARM_FLOOR,
 	BENCH_NR_ARMS,
 };
 
@@ -55,6 +57,12 @@ struct bench_sample {
 	double iops;
 	double p50_us, p99_us;
 	double backend_cpu_us_per_io; /* NaN when not applicable */
+	/*
+	 * The daemon's system calls and voluntary context switches (sleeps)
+	 * per request, counted (tools/bench/syscount.h); NaN for the arms
+	 * without a daemon, and system calls where perf cannot count them.
+	 */
+	double syscalls_per_io, switches_per_io;
 	double guest_cpu_us_per_io;
 	/*
 	 * Mean time a request to the images' block device took there (its
@@ -64,6 +72,13 @@ struct bench_sample {
 	double device_us_per_io;
 	/* p50 minus raw's p50 in the same repeat, job and N; NaN for raw. */
 	double p50_added_us;
+	/*
+	 * A daemon arm's p50 minus raw's and the floor arm's, in the same
+	 * repeat, job and N: what serving real I/O adds to the transport's
+	 * and the I/O's own time. NaN for the others, without both, or
+	 * below zero (noise).
+	 */
+	double p50_over_floor_us;
 	uint64_t ops, bytes;
 	double cached_before_mib, cached_at_start_mib;
 	/* Percent of all CPUs over the run. */
