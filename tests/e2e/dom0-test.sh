@@ -794,18 +794,67 @@ qd1_line() { # GUEST OP
 	tr -d '\r' <"$(console "$1")" | grep "^E2E-QD1 op=$2 " | tail -n 1
 }
 
-# Both runs of the guest, with a snapshot of the counters around each.
+# The daemon's system calls during one run, counted by perf in the
+# kernel (raw_syscalls:sys_enter on all its threads, so the daemon runs at
+# its usual speed): attached disabled beforehand, enabled and disabled
+# through its control FIFOs at the run's edges. Each returns non-zero
+# when perf is not counting.
+syscalls_attach() { # PID NAME
+	local d="$R/syscalls-$2"
+	command -v perf >/dev/null || return 1
+	rm -f "$d".*
+	mkfifo "$d.ctl" "$d.ack" || return 1
+	perf stat -x, -e raw_syscalls:sys_enter -D -1 \
+		--control "fifo:$d.ctl,$d.ack" -o "$d.txt" -p "$1" \
+		</dev/null >"$d.err" 2>&1 &
+	echo $! >"$d.pid"
+	# Answered once it has attached: ready.
+	syscalls_command "$2" disable
+}
+syscalls_command() { # NAME enable|disable
+	local d="$R/syscalls-$1"
+	[ -p "$d.ctl" ] || return 1
+	timeout 60 sh -c "echo $2 >'$d.ctl' && head -c 4 '$d.ack' >/dev/null"
+}
+# The count, or nothing when perf counted nothing usable.
+syscalls_finish() { # NAME
+	local d="$R/syscalls-$1"
+	[ -f "$d.pid" ] || return 1
+	kill -INT "$(cat "$d.pid")" 2>/dev/null
+	wait_until 30 "! kill -0 $(cat "$d.pid") 2>/dev/null"
+	sed -n 's/^\([0-9][0-9]*\),.*raw_syscalls:sys_enter.*/\1/p' "$d.txt" 2>/dev/null
+}
+
+# Both runs of the guest, with a snapshot of the counters around each,
+# and the daemon's system calls counted between them.
 stage_runs() { # GUEST
 	local op
 	for op in read write; do
 		wait_console "$1" "E2E-QD1-IDLE $op" 120 &&
 			stats_snapshot "$R/stages-$op-before.json" &&
+			{ syscalls_command "$op" enable || true; } &&
 			wait_console "$1" "E2E-QD1 op=$op" $((QD1_SECS + 120)) &&
+			{ syscalls_command "$op" disable || true; } &&
 			stats_snapshot "$R/stages-$op-after.json" || {
 			result FAIL "$1/qd1-$op" "$(guest_line "$1" E2E-e2e-check:)"
 			return 1
 		}
 	done
+}
+
+# E2E-BENCH: the daemon's system calls per request of the run OP.
+report_syscalls() { # GUEST OP
+	local calls ios
+	calls=$(syscalls_finish "$2")
+	ios=$(qd1_line "$1" "$2" | sed -n 's/.* ios=\([0-9]*\).*/\1/p')
+	if [ -n "$calls" ] && [ -n "$ios" ] && [ "$ios" -gt 0 ]; then
+		echo "E2E-BENCH daemon system calls per request, 4K depth 1 $2:" \
+			"$(awk -v c="$calls" -v n="$ios" 'BEGIN { printf "%.2f", c / n }')" \
+			"($calls calls, $ios requests)"
+	else
+		echo "E2E-BENCH daemon system calls per request, 4K depth 1 $2:" \
+			"not measured ($(tail -n 1 "$R/syscalls-$2.err" 2>/dev/null))"
+	fi
 }
 
 stage_timing_pass() {
@@ -821,6 +870,9 @@ stage_timing_pass() {
 		result FAIL stages/blkbackd-started "$(tail -n 5 "$STAGES_LOG" | tr '\n' ' ')"
 		return
 	fi
+	for op in read write; do
+		syscalls_attach "$DPID" $op || true
+	done
 	guest_config $g "vdev=xvda,access=rw,script=blkbackd,target=$img" \
 		"e2e_role=qd1 e2e_qd1_secs=$QD1_SECS"
 	if start_guest $g; then
@@ -829,6 +881,9 @@ stage_timing_pass() {
 		shutdown_guest $g
 		backend_gone "$domid"
 	fi
+	for op in read write; do
+		report_syscalls $g $op
+	done
 	stop_stage_daemon
 	[ -f "$R/stages-write-after.json" ] || return
 	for op in read write; do

@@ -55,11 +55,12 @@ elapsed() { echo $(($(date +%s) - t_start)); }
 # added below; libnbd0, which it opens only for an NBD disk, is named here).
 # systemd is PID 1 of the storage driver domain, whose root is a copy of
 # this one (part driverdomain); dom0 itself boots without it. Part nbd
-# needs qemu-storage-daemon (qemu-system-common), qemu-img and nbd-client.
+# needs qemu-storage-daemon (qemu-system-common), qemu-img and nbd-client;
+# the stage-timing pass counts the daemon's system calls with perf.
 DOM0_PACKAGES="linux-image-amd64 initramfs-tools xen-hypervisor-4.17-amd64
 xen-utils-4.17 xen-utils-common xenstore-utils liburing2 libsystemd0
 libjson-c5 e2fsprogs util-linux kmod procps busybox-static qemu-system-xen
-systemd libnbd0 qemu-system-common qemu-utils nbd-client"
+systemd libnbd0 qemu-system-common qemu-utils nbd-client linux-perf"
 # Ceph for part rbd: librbd1, which the daemon opens only for an
 # RBD disk, and a one-node cluster's daemons and tools.
 DOM0_PACKAGES_CEPH="librbd1 ceph-mon ceph-osd ceph-common"
