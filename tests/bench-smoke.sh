@@ -4,7 +4,8 @@
 # well-formed and their numbers sane (not fast: timings are not asserted),
 # that repeats are interleaved in rotated order after a warm-up and report
 # each median's spread, that every run starts with its images out of the
-# page cache, that idle guests attach and are measured, that a missing
+# page cache, that --min-time repeats the work until a job has run that
+# long, that idle guests attach and are measured, that a missing
 # daemon is reported as a skipped arm with exit status 1, that bad usage
 # exits 2, and that an interrupted run leaves no processes, loop devices,
 # Ceph daemons or files behind.
@@ -51,6 +52,7 @@ SIZE=$((2 * 1024 * 1024))
 
 note "running $JOBS on $MAIN_ARMS for $GUESTS guests"
 "$BENCH" --guests "$GUESTS" --jobs "$JOBS" --arms "$MAIN_ARMS" --size 2M \
+	--min-time 0 \
 	--dir "$WORK" --out "$WORK/r" \
 	>"$WORK/table.out" 2>"$WORK/run.err" ||
 	fail "blkback-bench exited $? on a run that should succeed"
@@ -250,8 +252,35 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
+note "--min-time: the work again until the job has run that long"
+"$BENCH" --min-time 0.5 --guests 2 --jobs randread,qd1read --arms raw,floor \
+	--size 1M --warmup 0 --dir "$WORK" --json "$WORK/t.json" \
+	>/dev/null 2>"$WORK/min-time.err" || fail "the --min-time run failed"
+python3 - "$WORK/t.json" <<'PY' || fail "--min-time"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+bad = []
+if doc["config"]["min_time_seconds"] != 0.5:
+    bad.append(f"config {doc['config']}")
+for r in doc["results"]:
+    where = f"{r['job']}/{r['arm']}"
+    if r["status"] != "ok":
+        bad.append(f"{where}: {r['status']} {r['note']}")
+        continue
+    # Each guest went on past its 1 MiB until half a second had passed,
+    # in whole rounds of it.
+    if min(r["guest_seconds"]) < 0.5:
+        bad.append(f"{where}: a guest ran {min(r['guest_seconds'])} s")
+    if r["bytes"] % (1 << 20) or r["bytes"] <= 2 << 20:
+        bad.append(f"{where}: {r['bytes']} bytes")
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+
 note "--repeat 3: warm-up, rotated arm order, medians with their spread"
 "$BENCH" --guests 2 --jobs randread --arms raw,blkbackd --size 1M --repeat 3 \
+	--min-time 0 \
 	--dir "$WORK" --json "$WORK/m.json" --csv "$WORK/m.csv" \
 	>"$WORK/m.table" 2>"$WORK/repeat.err" || fail "the --repeat run failed"
 grep -q '^\[warm-up\] randread  raw ' "$WORK/repeat.err" ||
@@ -313,7 +342,7 @@ for g in idle:
 PY
 
 note "an arm that cannot run is skipped, reported, and makes the exit 1"
-"$BENCH" --guests 1 --jobs randread --arms raw,blkbackd --size 1M \
+"$BENCH" --min-time 0 --guests 1 --jobs randread --arms raw,blkbackd --size 1M \
 	--blkbackd "$WORK/no-such-daemon" --dir "$WORK" --json "$WORK/s.json" \
 	>"$WORK/skip.out" 2>"$WORK/skip.err"
 [ $? -eq 1 ] || fail "a skipped arm must make the exit status 1"
@@ -329,7 +358,7 @@ assert r["blkbackd"]["aggregate_mbps"] is None
 PY
 
 note "an interrupted run cleans up after itself"
-"$BENCH" --guests 3 --jobs randread --arms "$ARMS" --size 256M \
+"$BENCH" --min-time 0 --guests 3 --jobs randread --arms "$ARMS" --size 256M \
 	--dir "$WORK" --json "$WORK/i.json" >/dev/null 2>"$WORK/int.err" &
 pid=$!
 tries=600
@@ -363,7 +392,7 @@ if command -v losetup >/dev/null && losetup -a 2>/dev/null | grep -q "$WORK"; th
 fi
 
 note "a run interrupted while its Ceph cluster starts stops the cluster"
-"$BENCH" --guests 1 --jobs randread --arms blkbackd,rbd --size 1M \
+"$BENCH" --min-time 0 --guests 1 --jobs randread --arms blkbackd,rbd --size 1M \
 	--dir "$WORK" --json "$WORK/c.json" >/dev/null 2>"$WORK/ceph.err" &
 pid=$!
 # pid_in FILE: the pid FILE holds, once it holds one (a daemon writes it

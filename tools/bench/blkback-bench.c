@@ -29,6 +29,7 @@
 #include "tools/bench/loopdev.h"
 #include "tools/bench/nbdserve.h"
 #include "tools/bench/options.h"
+#include "tools/bench/procinfo.h"
 #include "tools/bench/rbdserve.h"
 #include "tools/bench/report.h"
 #include "tools/bench/syscount.h"
@@ -324,10 +325,13 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 				 i, res->seconds, g->wall_seconds);
 			goto insane;
 		}
-		if (!job->time_limit && bytes != job->total) {
+		/* The fixed work, once or (--min-time) a whole number of times. */
+		if (!job->time_limit && (!bytes || bytes % job->total ||
+					 (!job->min_time && bytes != job->total))) {
 			snprintf(why, why_len,
-				 "sanity: guest %u did %llu bytes, not %llu", i,
-				 (unsigned long long)bytes,
+				 "sanity: guest %u did %llu bytes, not %llu "
+				 "or a multiple",
+				 i, (unsigned long long)bytes,
 				 (unsigned long long)job->total);
 			goto insane;
 		}
@@ -730,7 +734,7 @@ static void make_job(const struct bench_config *cfg, unsigned int j,
 		     uint64_t size, uint64_t seed, struct bench_job *job)
 {
 	if (bench_job_init(job, cfg->jobs[j], size, cfg->image_size,
-			   cfg->time_limit, seed) < 0)
+			   cfg->time_limit, cfg->min_time, seed) < 0)
 		die("bad job parameters");
 }
 

@@ -66,7 +66,7 @@ int bench_job_lookup(const char *name, enum bench_job_kind *kind)
 
 int bench_job_init(struct bench_job *job, enum bench_job_kind kind,
 		   uint64_t total, uint64_t region, double time_limit,
-		   uint64_t seed)
+		   double min_time, uint64_t seed)
 {
 	const struct job_shape *s;
 
@@ -75,7 +75,7 @@ int bench_job_init(struct bench_job *job, enum bench_job_kind kind,
 	s = &shapes[kind];
 	region -= region % s->max_bs;
 	total -= total % s->max_bs;
-	if (!region || !total || time_limit < 0)
+	if (!region || !total || time_limit < 0 || min_time < 0)
 		return -EINVAL;
 	*job = (struct bench_job){ .kind = kind,
 				   .max_bs = s->max_bs,
@@ -83,6 +83,7 @@ int bench_job_init(struct bench_job *job, enum bench_job_kind kind,
 				   .region = region,
 				   .total = total,
 				   .time_limit = time_limit,
+				   .min_time = min_time,
 				   .seed = seed,
 				   .flush_every = s->flush_every,
 				   .final_flush = s->writes };
@@ -104,7 +105,13 @@ void bench_opgen_init(struct bench_opgen *g, const struct bench_job *job,
 {
 	*g = (struct bench_opgen){ .job = job,
 				   .rng = job->seed ^ (0x5851f42d4c957f2dull *
-						       (guest + 1)) };
+						       (guest + 1)),
+				   .limit = job->total };
+}
+
+void bench_opgen_again(struct bench_opgen *g)
+{
+	g->limit += g->job->total;
 }
 
 static uint64_t random_block(struct bench_opgen *g, uint32_t len)
@@ -151,7 +158,7 @@ bool bench_opgen_next(struct bench_opgen *g, struct bench_op *op)
 		*op = (struct bench_op){ .type = BENCH_OP_FLUSH };
 		return true;
 	}
-	if (g->issued >= job->total)
+	if (g->issued >= g->limit)
 		return false;
 	switch (job->kind) {
 	case BENCH_JOB_RANDREAD:
@@ -173,8 +180,8 @@ bool bench_opgen_next(struct bench_opgen *g, struct bench_op *op)
 		next_build_op(g, op);
 		break;
 	}
-	if (op->len > job->total - g->issued)
-		op->len = (uint32_t)(job->total - g->issued);
+	if (op->len > g->limit - g->issued)
+		op->len = (uint32_t)(g->limit - g->issued);
 	g->issued += op->len;
 	g->next_seq = op->offset + op->len;
 	if (op->type == BENCH_OP_WRITE)

@@ -89,3 +89,35 @@ int proc_usage_of(pid_t pid, struct proc_usage *out)
 	out->threads = (unsigned int)threads;
 	return 0;
 }
+
+int proc_voluntary_switches(pid_t pid, uint64_t *out)
+{
+	char dir[64], path[128];
+	struct dirent *de;
+	uint64_t sum = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned long v;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* Thread ids are numbers: %.32s only bounds what cannot be. */
+		snprintf(path, sizeof(path), "%s/%.32s/status", dir,
+			 de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!status_field(f, "voluntary_ctxt_switches", &v))
+			sum += v;
+		fclose(f);
+	}
+	closedir(d);
+	*out = sum;
+	return 0;
+}

@@ -3,6 +3,7 @@
 #ifndef BENCH_PROCINFO_H
 #define BENCH_PROCINFO_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -22,5 +23,12 @@ struct proc_usage {
 
 /* -errno when @pid is gone or /proc cannot be read. */
 int proc_usage_of(pid_t pid, struct proc_usage *out);
+
+/*
+ * @pid's voluntary context switches (its sleeps), summed over its threads
+ * (/proc/PID/task/TID/status); -errno when it is gone. A thread that
+ * ended took its count along.
+ */
+int proc_voluntary_switches(pid_t pid, uint64_t *out);
 
 #endif /* BENCH_PROCINFO_H */

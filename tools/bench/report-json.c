@@ -72,6 +72,7 @@ static json_object *config_object(const struct bench_config *cfg)
 	add(o, "image_bytes", json_object_new_int64((int64_t)cfg->image_size));
 	add(o, "time_limit_seconds",
 	    cfg->time_limit > 0 ? number_or_null(cfg->time_limit) : NULL);
+	add(o, "min_time_seconds", number_or_null(cfg->min_time));
 	add(o, "repeat", json_object_new_int((int32_t)cfg->repeat));
 	add(o, "warmup", json_object_new_int((int32_t)cfg->warmup));
 	add(o, "idle_guests", idle_counts(cfg));

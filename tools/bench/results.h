@@ -116,6 +116,7 @@ struct bench_config {
 	uint64_t size; /* I/O bytes per guest per job */
 	uint64_t image_size;
 	double time_limit;
+	double min_time; /* seconds each guest's job lasts at least */
 	unsigned int repeat;
 	unsigned int warmup; /* unmeasured passes before the first repeat */
 	uint64_t seed;

@@ -4,10 +4,8 @@
  */
 #include "tools/bench/syscount.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -161,52 +159,4 @@ double syscount_finish(struct syscount *s)
 	s->perf = 0;
 	s->counting = false;
 	return n;
-}
-
-static int task_switches(int dirfd, const char *tid, uint64_t *sum)
-{
-	char path[300], line[128];
-	FILE *f;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/status", tid);
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t v;
-
-		if (sscanf(line, "voluntary_ctxt_switches: %" SCNu64, &v) ==
-		    1) {
-			*sum += v;
-			break;
-		}
-	}
-	fclose(f);
-	return 0;
-}
-
-int proc_voluntary_switches(pid_t pid, uint64_t *out)
-{
-	char path[64];
-	struct dirent *de;
-	uint64_t sum = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			/* A thread that ended meanwhile took its count along. */
-			task_switches(dirfd(d), de->d_name, &sum);
-	closedir(d);
-	*out = sum;
-	return 0;
 }

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a backend process pays per request in the kernel, counted: its
- * system calls (perf's raw_syscalls:sys_enter tracepoint, every thread of
- * the process, counted in the kernel: no tracing of each call, so the
- * daemon runs at its usual speed) and its voluntary context switches
- * (its sleeps: the sum over its threads in /proc/PID/task/.../status).
+ * A backend process's system calls, counted: perf's raw_syscalls:sys_enter
+ * tracepoint on every thread of the process, counted in the kernel (no
+ * tracing of each call, so the daemon runs at its usual speed). Its sleeps
+ * are proc_voluntary_switches() (procinfo.h).
  *
  * A counter is started before a run with its events disabled, and
  * enabled and disabled by perf's control pipe exactly when the run
@@ -40,8 +39,5 @@ int syscount_disable(struct syscount *s);
  * measured. Safe on a counter that never attached.
  */
 double syscount_finish(struct syscount *s);
-
-/* @pid's voluntary context switches, all its threads; -errno when gone. */
-int proc_voluntary_switches(pid_t pid, uint64_t *out);
 
 #endif /* BENCH_SYSCOUNT_H */

@@ -149,7 +149,8 @@ tools/xensim/xensim-featbench: $(srcdir)/tools/xensim/xensim-featbench.in \
 demo: all
 	$(SHELL) tools/xensim/xensim run --guests 4 --size 256M --seconds 5
 	arms=raw,blkbackd; [ "$$(id -u)" -ne 0 ] || arms=raw,loop,loop-dio,blkbackd; \
-	tools/bench/blkback-bench --guests 1,4,10 --size 16M --arms $$arms \
+	tools/bench/blkback-bench --guests 1,4,10 --size 16M --min-time 1 \
+		--arms $$arms \
 		--out tools/bench/demo
 
 # `make featbench`: what each protocol feature buys (not a test).
