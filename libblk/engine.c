@@ -869,13 +869,13 @@ static int wait_cqe(struct blk_engine *e)
 
 static int sleep_for_work(struct blk_engine *e)
 {
-	uint64_t start;
+	/* Only polling needs the sleep's length: the clock may cost a call. */
+	uint64_t start = e->poll.max_ns ? blk_now_ns() : 0;
 	int ret;
 
 	if (arm_ring_events(e))
 		return 0;
-	start = blk_now_ns();
-	trim_idle_memory(e, start);
+	trim_idle_memory(e, blk_coarse_now_ns());
 	ret = wait_cqe(e);
 	if (ret == -ETIME)
 		ret = 0;

@@ -33,10 +33,20 @@ void blk_poll_woke(struct blk_poll *p, uint64_t slept_ns)
 		p->window_ns = p->max_ns;
 }
 
-uint64_t blk_now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t blk_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t blk_coarse_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_COARSE);
 }
