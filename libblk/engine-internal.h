@@ -145,6 +145,8 @@ struct blk_conn {
 
 struct blk_engine {
 	struct io_uring uring;
+	/* The kernel flags completions waiting to be posted (setup_uring()). */
+	bool taskrun_flag;
 	xengnttab_handle *xgt;
 	bool own_xgt; /* not shared with the process's other engines */
 	struct blk_evtchn evtchn; /* its handle: evtchn.xce */

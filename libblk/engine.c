@@ -36,19 +36,27 @@
 
 /* ---- setup ---- */
 
-static int setup_uring(struct io_uring *ring)
+/*
+ * Completions are posted only when the worker enters the ring
+ * (DEFER_TASKRUN), and TASKRUN_FLAG says in the shared ring when there are
+ * some to post, so that a polling worker enters only then.
+ */
+static int setup_uring(struct io_uring *ring, bool *taskrun_flag)
 {
 	struct io_uring_params p = {
 		.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER |
-			 IORING_SETUP_DEFER_TASKRUN,
+			 IORING_SETUP_DEFER_TASKRUN |
+			 IORING_SETUP_TASKRUN_FLAG,
 		.cq_entries = CQ_ENTRIES,
 	};
 	int ret;
 
+	*taskrun_flag = true;
 	ret = io_uring_queue_init_params(SQ_ENTRIES, ring, &p);
 	if (ret == -EINVAL) {
 		/* Kernels before 6.1 lack the single-issuer flags. */
 		p.flags = IORING_SETUP_CQSIZE;
+		*taskrun_flag = false;
 		ret = io_uring_queue_init_params(SQ_ENTRIES, ring, &p);
 	}
 	if (ret == 0)
@@ -99,7 +107,7 @@ int blk_engine_create(struct blk_engine **out, xengnttab_handle *xgt,
 		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
 		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES,
 	};
-	ret = setup_uring(&e->uring);
+	ret = setup_uring(&e->uring, &e->taskrun_flag);
 	if (ret < 0) {
 		free(e);
 		return ret;
@@ -731,8 +739,19 @@ static bool rings_posted(struct blk_engine *e)
 }
 
 /*
+ * Completions the kernel holds for us: without the flag, only entering
+ * the ring can tell.
+ */
+static bool completions_waiting(const struct blk_engine *e)
+{
+	return !e->taskrun_flag ||
+	       IO_URING_READ_ONCE(*e->uring.sq.kflags) & IORING_SQ_TASKRUN;
+}
+
+/*
  * Spin for the polling window, reaping completions and watching the rings
- * whose guests send no events. Returns true when work was found.
+ * whose guests send no events. Returns true when work was found. The
+ * ring is entered only when the kernel has completions to post.
  */
 static bool poll_for_work(struct blk_engine *e)
 {
@@ -744,9 +763,9 @@ static bool poll_for_work(struct blk_engine *e)
 	start = blk_now_ns();
 	do {
 		/* Completions are posted only when the ring is entered. */
-		if (e->io_in_flight)
+		if (e->io_in_flight && completions_waiting(e))
 			io_uring_get_events(&e->uring);
-		else
+		else if (!e->io_in_flight)
 			sched_yield(); /* let guests and other workers run */
 		if (io_uring_cq_ready(&e->uring) || rings_posted(e)) {
 			blk_poll_hit(&e->poll);
