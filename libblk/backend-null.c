@@ -52,15 +52,15 @@ static int suffix_shift(const char *s, unsigned int *shift)
 
 int blk_null_size(const char *target, uint64_t *bytes)
 {
-	const char *end;
+	const char *digits, *end;
 	unsigned int shift;
 	uint64_t n;
 
-	if (!blk_null_is_target(target) ||
-	    blk_parse_u64_prefix(target + strlen(PREFIX), MAX_BYTES, &n,
-				 &end) < 0 ||
-	    suffix_shift(end, &shift) < 0 || n == 0 ||
-	    n > (MAX_BYTES >> shift))
+	if (!blk_null_is_target(target))
+		return -EINVAL;
+	digits = target + strlen(PREFIX);
+	if (blk_parse_u64_prefix(digits, MAX_BYTES, &n, &end) < 0 ||
+	    suffix_shift(end, &shift) < 0 || n == 0 || n > (MAX_BYTES >> shift))
 		return -EINVAL;
 	n <<= shift;
 	if (n % 512)

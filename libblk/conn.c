@@ -239,7 +239,8 @@ static int bind_port(struct blk_engine *e, struct blk_conn *c,
 {
 	xenevtchn_port_or_error_t port;
 
-	port = xenevtchn_bind_interdomain(e->evtchn.xce, p->domid, p->remote_port);
+	port = xenevtchn_bind_interdomain(e->evtchn.xce, p->domid,
+					  p->remote_port);
 	if (port < 0)
 		return errno ? -errno : -EINVAL;
 	c->port = (evtchn_port_t)port;

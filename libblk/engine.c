@@ -45,8 +45,7 @@ static int setup_uring(struct io_uring *ring, bool *taskrun_flag)
 {
 	struct io_uring_params p = {
 		.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER |
-			 IORING_SETUP_DEFER_TASKRUN |
-			 IORING_SETUP_TASKRUN_FLAG,
+			 IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
 		.cq_entries = CQ_ENTRIES,
 	};
 	int ret;
@@ -515,8 +514,8 @@ static void backend_event(uint64_t data, int res)
 /* Mark every ring whose guest notified it, as one read of ports says. */
 static int evtchn_event(struct blk_engine *e, uint64_t data, int res)
 {
-	int n = blk_evtchn_complete(
-		&e->evtchn, (enum blk_evtchn_sqe)(data >> 2), res);
+	int n = blk_evtchn_complete(&e->evtchn,
+				    (enum blk_evtchn_sqe)(data >> 2), res);
 
 	for (int i = 0; i < n; i++) {
 		struct blk_conn *c = conn_by_port(e, e->evtchn.got[i]);

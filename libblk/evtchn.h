@@ -62,8 +62,7 @@ void blk_evtchn_close(struct blk_evtchn *ev);
  * each SQE's user_data, its enum blk_evtchn_sqe above them (<< 2).
  * Returns 0, or -EBUSY when the submission queue has no room now.
  */
-int blk_evtchn_arm(struct blk_evtchn *ev, struct io_uring *ring,
-		   uint64_t tag);
+int blk_evtchn_arm(struct blk_evtchn *ev, struct io_uring *ring, uint64_t tag);
 
 /*
  * A completion of one of those SQEs (@which, its @res). Returns how many

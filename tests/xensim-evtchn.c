@@ -3,9 +3,10 @@
  * xensim event channels: a guest (xensim.h) and a backend (the fake
  * libxenevtchn) bind, notify both ways, and the backend's fd polls
  * readable exactly while a port is pending and reads as Linux's
- * /dev/xen/evtchn does; no event is lost between pending() and unmask(); owners that never read their wakeups cost no
- * one else theirs; closing either end is seen by the other; the leak
- * counter drops to zero.
+ * /dev/xen/evtchn does; no event is lost between pending() and
+ * unmask(); owners that never read their wakeups cost no one else
+ * theirs; closing either end is seen by the other; the leak counter
+ * drops to zero.
  */
 #include "config.h"
 

@@ -116,8 +116,7 @@ static void count_daemon(struct arm_run *r, int when)
 		syscount_enable(&r->calls);
 	else
 		syscount_disable(&r->calls);
-	if (proc_voluntary_switches(r->b->host.daemon, &r->switches[when]) <
-	    0)
+	if (proc_voluntary_switches(r->b->host.daemon, &r->switches[when]) < 0)
 		r->have_switches = false;
 }
 
@@ -292,6 +291,14 @@ static double fairness_of(const struct bench_group *g)
 	return lo > 0 ? hi / lo : INFINITY;
 }
 
+/* The daemon's sleeps a request, where they were counted. */
+static double switches_per_io(const struct arm_run *r, uint64_t ops)
+{
+	if (!r->have_switches)
+		return NAN;
+	return (double)(r->switches[1] - r->switches[0]) / (double)ops;
+}
+
 /* Turn the guests' results into a sample; refuse impossible numbers. */
 static int make_sample(const struct arm_run *r, const struct bench_job *job,
 		       const struct bench_group *g, struct bench_sample *s,
@@ -325,9 +332,10 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 				 i, res->seconds, g->wall_seconds);
 			goto insane;
 		}
-		/* The fixed work, once or (--min-time) a whole number of times. */
-		if (!job->time_limit && (!bytes || bytes % job->total ||
-					 (!job->min_time && bytes != job->total))) {
+		/* The work, once or (--min-time) in whole rounds. */
+		if (!job->time_limit &&
+		    (!bytes || bytes % job->total ||
+		     (!job->min_time && bytes != job->total))) {
 			snprintf(why, why_len,
 				 "sanity: guest %u did %llu bytes, not %llu "
 				 "or a multiple",
@@ -361,11 +369,7 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 		cpu = 0; /* host-minus-guests: background noise went negative */
 	s->backend_cpu_us_per_io = cpu / (double)s->ops * 1e6;
 	s->syscalls_per_io = r->calls_made / (double)s->ops;
-	s->switches_per_io =
-		r->have_switches
-			? (double)(r->switches[1] - r->switches[0]) /
-				  (double)s->ops
-			: NAN;
+	s->switches_per_io = switches_per_io(r, s->ops);
 	s->device_us_per_io = diskstat_us_per_io(&r->disk[0], &r->disk[1]);
 	s->cached_before_mib = (double)r->cached_before / (1 << 20);
 	s->cached_at_start_mib = (double)r->cached_at_start / (1 << 20);
@@ -885,7 +889,7 @@ int main(int argc, char **argv)
 		die("cannot install signal handlers");
 	make_workdir(&b);
 	make_cells(&b);
-	/* The floor arm's guests get disks of the same size, storing nothing. */
+	/* The floor arm's disks: the same size, storing nothing. */
 	snprintf(b.null_target, sizeof(b.null_target), "null:%llu",
 		 (unsigned long long)b.cfg->image_size);
 	if (b.cfg->nr_jobs &&

@@ -104,8 +104,8 @@ void bench_opgen_init(struct bench_opgen *g, const struct bench_job *job,
 		      unsigned int guest)
 {
 	*g = (struct bench_opgen){ .job = job,
-				   .rng = job->seed ^ (0x5851f42d4c957f2dull *
-						       (guest + 1)),
+				   .rng = job->seed ^
+					  (0x5851f42d4c957f2dull * (guest + 1)),
 				   .limit = job->total };
 }
 

@@ -57,7 +57,8 @@ struct bench_opgen {
 	const struct bench_job *job;
 	uint64_t rng;
 	uint64_t issued; /* bytes of reads and writes handed out */
-	uint64_t limit; /* hand out this many: the fixed work, or rounds of it */
+	uint64_t limit; /* hand out this many: the fixed work, or rounds of it
+			 */
 	uint64_t next_seq; /* offset after the previous operation */
 	uint32_t writes_since_flush;
 };

@@ -134,10 +134,11 @@ static void table_daemon(FILE *f, const struct bench_results *r,
 			    c->cpu_method != BENCH_CPU_DAEMON)
 				continue;
 			if (!header)
-				fprintf(f, "  daemon, per request: %5s  %-9s "
-					   "%17s %17s %21s\n",
-					"N", "arm", "system calls",
-					"sleeps", "p50 +raw+floor us");
+				fprintf(f,
+					"  daemon, per request: %5s  %-9s "
+					"%17s %17s %21s\n",
+					"N", "arm", "system calls", "sleeps",
+					"p50 +raw+floor us");
 			header = true;
 			fprintf(f, "  %20s %5u  %-9s", "", c->n,
 				bench_arm_name(c->arm));

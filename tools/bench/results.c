@@ -37,8 +37,7 @@ const struct bench_metric bench_metrics[] = {
 	METRIC("device_us_per_io", device_us_per_io, 1),
 	METRIC("syscalls_per_io", syscalls_per_io, 2),
 	METRIC("voluntary_switches_per_io", switches_per_io, 2),
-	METRIC("latency_p50_added_over_raw_and_floor_us", p50_over_floor_us,
-	       1),
+	METRIC("latency_p50_added_over_raw_and_floor_us", p50_over_floor_us, 1),
 };
 
 const unsigned int bench_nr_metrics =
@@ -231,8 +230,8 @@ static void pair_with_raw(struct bench_cell *c, const struct bench_cell *raw,
 	for (unsigned int i = 0; i < c->nr_samples; i++) {
 		struct bench_sample *s = &c->samples[i];
 
-		s->p50_added_us =
-			paired ? s->p50_us - raw->samples[i].p50_us : NAN;
+		s->p50_added_us = paired ? s->p50_us - raw->samples[i].p50_us
+					 : NAN;
 		s->p50_over_floor_us =
 			floored ? s->p50_added_us - floor->samples[i].p50_us
 				: NAN;
@@ -252,10 +251,9 @@ int bench_results_summarise(struct bench_results *r)
 
 		if (c->status != BENCH_CELL_OK)
 			continue;
-		pair_with_raw(c,
-			      bench_cell_find(r, c->job, BENCH_ARM_RAW, c->n),
-			      bench_cell_find(r, c->job, BENCH_ARM_FLOOR,
-					      c->n));
+		pair_with_raw(
+			c, bench_cell_find(r, c->job, BENCH_ARM_RAW, c->n),
+			bench_cell_find(r, c->job, BENCH_ARM_FLOOR, c->n));
 		ret = summarise_cell(c);
 		first = first ? first : ret;
 	}

@@ -59,9 +59,8 @@ static void exec_perf(pid_t target, const char *out, int ctl, int ack)
 		dup2(null, STDOUT_FILENO);
 		dup2(null, STDERR_FILENO);
 	}
-	execlp(PERF, PERF, "stat", "-x,", "-e", "raw_syscalls:sys_enter",
-	       "-D", "-1", "--control", control, "-o", out, "-p", pid,
-	       (char *)NULL);
+	execlp(PERF, PERF, "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-D",
+	       "-1", "--control", control, "-o", out, "-p", pid, (char *)NULL);
 	_exit(127);
 }
 

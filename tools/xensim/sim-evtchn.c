@@ -338,8 +338,8 @@ static void deliver_port(struct sim_port *p, uint32_t port,
  * Raise @p: deliver it if it is unmasked (masking it), else mark it
  * pending for its unmask. A port with no owner only keeps the mark.
  */
-static void raise_port(struct sim_port *p, uint32_t port,
-		       struct sim_waker *via, const char *dir)
+static void raise_port(struct sim_port *p, uint32_t port, struct sim_waker *via,
+		       const char *dir)
 {
 	uint32_t ev = atomic_load(&p->ev);
 

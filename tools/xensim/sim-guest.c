@@ -103,8 +103,7 @@ int xensim_evtchn_pending(struct xensim_domain *d)
 	return sim_port_pending(&d->waker);
 }
 
-int xensim_evtchn_read(struct xensim_domain *d, uint32_t *ports,
-		       unsigned int n)
+int xensim_evtchn_read(struct xensim_domain *d, uint32_t *ports, unsigned int n)
 {
 	int got = sim_port_read(&d->waker, ports, n);
 
