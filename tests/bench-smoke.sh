@@ -157,7 +157,7 @@ for r in res:
     # then null, never 0.
     dev = r["device_us_per_io"]
     dev_max = wall * 1e6 + 1000
-    if not has_disk:
+    if not has_disk or r["arm"] == "floor":
         check(dev is None, f"{where}: device time {dev} without a device")
     elif r["arm"] in ("raw", "blkbackd"):
         check(dev is not None and 0 < dev <= dev_max,

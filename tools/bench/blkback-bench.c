@@ -370,7 +370,11 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 	s->backend_cpu_us_per_io = cpu / (double)s->ops * 1e6;
 	s->syscalls_per_io = r->calls_made / (double)s->ops;
 	s->switches_per_io = switches_per_io(r, s->ops);
-	s->device_us_per_io = diskstat_us_per_io(&r->disk[0], &r->disk[1]);
+	/* The floor's disks are no device: what the device did was others'. */
+	s->device_us_per_io =
+		r->arm == BENCH_ARM_FLOOR
+			? NAN
+			: diskstat_us_per_io(&r->disk[0], &r->disk[1]);
 	s->cached_before_mib = (double)r->cached_before / (1 << 20);
 	s->cached_at_start_mib = (double)r->cached_at_start / (1 << 20);
 	s->host_busy_pct = (r->host_busy[1] - r->host_busy[0]) /
