@@ -144,14 +144,14 @@ tools/xensim/xensim-featbench: $(srcdir)/tools/xensim/xensim-featbench.in \
 	$(AM_V_GEN)$(xensim_bake)
 
 # `make demo`: four guests, verified I/O for a few seconds each, sparse
-# images in a temporary directory; then a short concurrent-guest benchmark
-# (the loop arms need root to make loop devices).
+# images in a temporary directory; then a short concurrent-guest benchmark,
+# with the floor (the loop arms need root to make loop devices).
 demo: all
 	$(SHELL) tools/xensim/xensim run --guests 4 --size 256M --seconds 5
-	arms=raw,blkbackd; [ "$$(id -u)" -ne 0 ] || arms=raw,loop,loop-dio,blkbackd; \
+	arms=raw,blkbackd,floor; [ "$$(id -u)" -ne 0 ] || \
+		arms=raw,loop,loop-dio,blkbackd,floor; \
 	tools/bench/blkback-bench --guests 1,4,10 --size 16M --min-time 1 \
-		--arms $$arms \
-		--out tools/bench/demo
+		--arms $$arms --out tools/bench/demo
 
 # `make featbench`: what each protocol feature buys (not a test).
 featbench: all
