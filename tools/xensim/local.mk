@@ -150,7 +150,7 @@ demo: all
 	$(SHELL) tools/xensim/xensim run --guests 4 --size 256M --seconds 5
 	arms=raw,blkbackd,floor; [ "$$(id -u)" -ne 0 ] || \
 		arms=raw,loop,loop-dio,blkbackd,floor; \
-	tools/bench/blkback-bench --guests 1,4,10 --size 16M --min-time 1 \
+	tools/bench/blkback-bench --guests 1,4,10 --size 16M \
 		--arms $$arms --out tools/bench/demo
 
 # `make featbench`: what each protocol feature buys (not a test).
