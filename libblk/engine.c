@@ -531,10 +531,9 @@ static int evtchn_event(struct blk_engine *e, uint64_t data, int res)
 /* Returns 0, or -errno when the event channel failed. */
 static int reap_cqes(struct blk_engine *e)
 {
-	int err = 0;
-
 	struct io_uring_cqe *cqe;
 	unsigned int head, seen = 0;
+	int err = 0;
 
 	io_uring_for_each_cqe(&e->uring, head, cqe)
 	{
@@ -761,11 +760,12 @@ static bool poll_for_work(struct blk_engine *e)
 	io_uring_submit(&e->uring);
 	start = blk_now_ns();
 	do {
-		/* Completions are posted only when the ring is entered. */
-		if (e->io_in_flight && completions_waiting(e))
-			io_uring_get_events(&e->uring);
-		else if (!e->io_in_flight)
+		if (!e->io_in_flight)
 			sched_yield(); /* let guests and other workers run */
+		else if (completions_waiting(e))
+			/* Completions are posted only when the ring is entered.
+			 */
+			io_uring_get_events(&e->uring);
 		if (io_uring_cq_ready(&e->uring) || rings_posted(e)) {
 			blk_poll_hit(&e->poll);
 			return true;
@@ -887,12 +887,14 @@ static int wait_cqe(struct blk_engine *e)
 
 static int sleep_for_work(struct blk_engine *e)
 {
-	/* Only polling needs the sleep's length: the clock may cost a call. */
-	uint64_t start = e->poll.max_ns ? blk_now_ns() : 0;
+	uint64_t start = 0;
 	int ret;
 
 	if (arm_ring_events(e))
 		return 0;
+	/* Only polling needs the sleep's length: the clock may cost a call. */
+	if (e->poll.max_ns)
+		start = blk_now_ns();
 	trim_idle_memory(e, blk_coarse_now_ns());
 	ret = wait_cqe(e);
 	if (ret == -ETIME)
