@@ -130,15 +130,14 @@ int sim_waker_open(struct sim_waker *w, const char *dir)
 		return -ENOMEM;
 	w->pid = (uint32_t)getpid();
 	w->id = new_waker_id();
-	ret = fifo_path(path, sizeof(path), dir, w->pid, w->id);
-	if (ret)
-		goto fail;
 	snprintf(path, sizeof(path), "%s/ev", dir);
 	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
 		ret = -errno;
 		goto fail;
 	}
-	fifo_path(path, sizeof(path), dir, w->pid, w->id);
+	ret = fifo_path(path, sizeof(path), dir, w->pid, w->id);
+	if (ret)
+		goto fail;
 	if (mkfifo(path, 0600) < 0) {
 		ret = -errno;
 		goto fail;
@@ -213,22 +212,18 @@ static int peer_fd(struct sim_waker *via, uint32_t pid, uint32_t id)
 void sim_deliver(struct sim_waker *via, const char *dir, uint32_t pid,
 		 uint32_t id, uint32_t port)
 {
-	int fd;
+	int fd, once = -1;
 
-	if (via && via->pid == pid && via->id == id) {
+	if (via && via->pid == pid && via->id == id)
 		fd = via->fd;
-	} else if (via) {
+	else if (via)
 		fd = peer_fd(via, pid, id);
-	} else {
-		fd = open_peer(dir, pid, id);
-		if (fd >= 0) {
-			(void)!write(fd, &port, sizeof(port));
-			close(fd);
-		}
-		return;
-	}
+	else
+		fd = once = open_peer(dir, pid, id);
 	if (fd >= 0)
 		(void)!write(fd, &port, sizeof(port));
+	if (once >= 0)
+		close(once);
 }
 
 int sim_port_read(struct sim_waker *w, uint32_t *ports, unsigned int n)
@@ -342,18 +337,15 @@ static void raise_port(struct sim_port *p, uint32_t port, struct sim_waker *via,
 		       const char *dir)
 {
 	uint32_t ev = atomic_load(&p->ev);
+	bool deliver;
 
-	for (;;) {
-		uint32_t to = EV_MASKED | EV_PENDING;
-
+	do {
 		if (ev & EV_PENDING)
 			return;
-		if (!(ev & EV_MASKED) && atomic_load(&p->owner_pid))
-			to = EV_MASKED;
-		if (atomic_compare_exchange_weak(&p->ev, &ev, to))
-			break;
-	}
-	if (!(ev & EV_MASKED) && atomic_load(&p->owner_pid))
+		deliver = !(ev & EV_MASKED) && atomic_load(&p->owner_pid);
+	} while (!atomic_compare_exchange_weak(
+		&p->ev, &ev, deliver ? EV_MASKED : EV_MASKED | EV_PENDING));
+	if (deliver)
 		deliver_port(p, port, via, dir);
 }
 
