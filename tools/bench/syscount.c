@@ -64,6 +64,13 @@ static void exec_perf(pid_t target, const char *out, int ctl, int ack)
 	_exit(127);
 }
 
+/* Say why @what failed for perf; returns @err. */
+static int failed(char *why, size_t why_len, const char *what, int err)
+{
+	snprintf(why, why_len, "%s for %s: %s", what, PERF, strerror(-err));
+	return err;
+}
+
 int syscount_attach(struct syscount *s, pid_t target, const char *dir,
 		    char *why, size_t why_len)
 {
@@ -74,13 +81,20 @@ int syscount_attach(struct syscount *s, pid_t target, const char *dir,
 	memset(s, 0, sizeof(*s));
 	s->ctl = s->ack = -1;
 	snprintf(s->out, sizeof(s->out), "%s/syscount.%d", dir, (int)target);
-	if (pipe(ctl) < 0 || pipe(ack) < 0)
-		return -errno;
+	/* Close-on-exec: the guests and the daemon forked later get none. */
+	if (pipe2(ctl, O_CLOEXEC) < 0)
+		return failed(why, why_len, "pipe", -errno);
+	if (pipe2(ack, O_CLOEXEC) < 0) {
+		ret = -errno;
+		close(ctl[0]);
+		close(ctl[1]);
+		return failed(why, why_len, "pipe", ret);
+	}
 	pid = cleanup_fork();
 	if (pid == 0) {
-		/* perf keeps its ends across exec: the others must go. */
-		close(ctl[1]);
-		close(ack[0]);
+		/* perf keeps its ends across exec; the others go with it. */
+		fcntl(ctl[0], F_SETFD, 0);
+		fcntl(ack[1], F_SETFD, 0);
 		exec_perf(target, s->out, ctl[0], ack[1]);
 	}
 	close(ctl[0]);
@@ -90,7 +104,7 @@ int syscount_attach(struct syscount *s, pid_t target, const char *dir,
 	if (pid < 0) {
 		ret = -errno;
 		close_pipes(s);
-		return ret;
+		return failed(why, why_len, "fork", ret);
 	}
 	s->perf = pid;
 	cleanup_add_file(s->out);
