@@ -85,6 +85,7 @@ struct blk_io {
 struct blk_answer {
 	struct blk_journal_rec rsp; /* what goes on the ring */
 	bool ready;
+	uint64_t ready_ns; /* when it was answered, if timed; else 0 */
 };
 
 struct blk_conn {
@@ -124,7 +125,11 @@ struct blk_conn {
 	struct blk_pgrant_cache pgrants;
 
 	struct blk_stats stats;
-	/* Answers written this pass and when (see BLK_STAGE_PUBLISH). */
+	/*
+	 * Answers published since the last push and the sum of the times
+	 * they were ready (see BLK_STAGE_PUBLISH): an answer held back by an
+	 * earlier one counts from when it was ready, not when it went out.
+	 */
 	uint32_t answered_n;
 	uint64_t answered_ns_sum;
 

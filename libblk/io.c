@@ -82,6 +82,10 @@ bool io_publish(struct blk_conn *c)
 		struct blk_answer *a = &c->answers[(first + i) % c->nr_ios];
 
 		a->ready = false;
+		if (a->ready_ns) {
+			c->answered_n++;
+			c->answered_ns_sum += a->ready_ns;
+		}
 		blk_ring_put_response(&c->ring, a->rsp.id, a->rsp.operation,
 				      a->rsp.status);
 	}
@@ -108,11 +112,6 @@ static void account_answer(struct blk_conn *c, const struct blk_io *io,
 			io->req.nr_sectors * (c->limits.sector_size / 512);
 	else
 		st->sectors[op] += io->moved / 512;
-	if (io->timed) {
-		/* Its FINISH stage ended at stage_start_ns. */
-		c->answered_n++;
-		c->answered_ns_sum += io->stage_start_ns;
-	}
 }
 
 /* Back to the free slots with its ring slot left unanswered. */
@@ -142,11 +141,13 @@ void io_respond(struct blk_io *io, int16_t status)
 	account_answer(c, io, status);
 	io_set_stage(io, BLK_IO_FREE);
 	/* An indirect request is answered with its inner operation. */
-	*a = (struct blk_answer){ .rsp = { .id = io->req.id,
-					   .operation =
-						   blk_request_op(&io->req),
-					   .status = status },
-				  .ready = true };
+	a->rsp =
+		(struct blk_journal_rec){ .id = io->req.id,
+					  .operation = blk_request_op(&io->req),
+					  .status = status };
+	a->ready = true;
+	/* Its FINISH stage ended at stage_start_ns. */
+	a->ready_ns = io->timed ? io->stage_start_ns : 0;
 	io->next = c->free_ios;
 	c->free_ios = io;
 	c->in_flight--;

@@ -16,7 +16,9 @@
  *   IO       queued -> its completion reaped: the io_uring submit, the
  *            host's I/O, and the worker's own wake-up
  *   FINISH   reaped -> answered: data grant-copied out, answer written
- *   PUBLISH  answered -> the answers pushed and the guest notified
+ *   PUBLISH  answered -> the answers pushed and the guest notified,
+ *            with any wait for an earlier request's answer (they go
+ *            out in ring order, see io_publish())
  *
  * What the guest sees beyond their sum is the transport: its notification
  * reaching the worker, and the worker's reaching the guest.
