@@ -46,6 +46,13 @@ struct blk_backend_io {
 	uint64_t length; /* bytes: the iovecs' sum, or the DISCARD range */
 	const struct iovec *iov; /* READ and WRITE */
 	unsigned int iovcnt;
+	/*
+	 * The iovecs follow each other in the engine's registered buffer
+	 * @buf_index (libblk/fixed.h): one READ_FIXED or WRITE_FIXED can
+	 * move them. Backends other than the file's may ignore it.
+	 */
+	bool fixed;
+	unsigned int buf_index;
 };
 
 struct blk_backend_ops {

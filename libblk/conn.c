@@ -182,9 +182,10 @@ static bool take_handover(struct blk_engine *e, struct blk_conn *c,
 		return false;
 	}
 	c->sring = h->sring;
-	if (h->has_pgrants && c->persistent)
+	if (h->has_pgrants && c->persistent) {
 		c->pgrants = h->pgrants;
-	else if (h->has_pgrants)
+		blk_pgrant_set_fixed(&c->pgrants, &e->fixed);
+	} else if (h->has_pgrants)
 		blk_pgrant_destroy(&h->pgrants);
 	free(h);
 	return true;
@@ -206,6 +207,8 @@ static struct blk_handover *give_handover(struct blk_conn *c)
 		.has_pgrants = c->pgrants.entries != NULL,
 		.pgrants = c->pgrants,
 	};
+	/* Registered in this engine's ring, which it leaves. */
+	blk_pgrant_set_fixed(&h->pgrants, NULL);
 	c->sring = NULL;
 	c->pgrants = (struct blk_pgrant_cache){ 0 };
 	return h;
@@ -316,11 +319,13 @@ int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		xenevtchn_notify(e->evtchn.xce, c->port);
 	}
 	if (ret == 0)
-		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget);
+		ret = blk_bounce_init(&c->bounce, bounce_cap(c), e->mem.budget,
+				      &e->fixed);
 	/* Unless a handover brought the cache along. */
 	if (ret == 0 && c->persistent && !c->pgrants.entries)
 		ret = blk_pgrant_init(&c->pgrants, pgrant_cap(c),
-				      e->mem.grant_budget, e->xgt, c->domid);
+				      e->mem.grant_budget, e->xgt, c->domid,
+				      &e->fixed);
 	if (ret < 0) {
 		conn_destroy(c, NULL);
 		return ret;

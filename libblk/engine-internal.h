@@ -16,6 +16,7 @@
 #include "libblk/bounce.h"
 #include "libblk/engine.h"
 #include "libblk/evtchn.h"
+#include "libblk/fixed.h"
 #include "libblk/grant_copy.h"
 #include "libblk/journal.h"
 #include "libblk/pgrant.h"
@@ -155,6 +156,7 @@ struct blk_engine {
 	xengnttab_handle *xgt;
 	bool own_xgt; /* not shared with the process's other engines */
 	struct blk_evtchn evtchn; /* its handle: evtchn.xce */
+	struct blk_fixed fixed; /* images and bounce slabs registered */
 
 	const struct blk_engine_ops *ops;
 	void *arg;

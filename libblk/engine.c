@@ -111,6 +111,7 @@ int blk_engine_create(struct blk_engine **out, xengnttab_handle *xgt,
 		free(e);
 		return ret;
 	}
+	blk_fixed_init(&e->fixed, &e->uring);
 	ret = open_xen_handles(e, xgt);
 	if (ret < 0) {
 		blk_engine_destroy(e);
@@ -124,6 +125,7 @@ void blk_engine_destroy(struct blk_engine *e)
 {
 	if (!e)
 		return;
+	blk_fixed_destroy(&e->fixed);
 	if (e->uring.ring_fd >= 0)
 		io_uring_queue_exit(&e->uring);
 	blk_evtchn_close(&e->evtchn);

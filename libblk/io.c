@@ -565,6 +565,13 @@ static void describe_io(const struct blk_io *io, unsigned int segments,
 	bio->iovcnt = segments;
 	for (const struct blk_io *r = io; r; r = r->rider)
 		bio->length += r->own_bytes;
+	if (io->bounced) {
+		int buf = blk_bounce_fixed_buf(&io->conn->bounce, bio->iov,
+					       segments);
+
+		bio->fixed = buf >= 0;
+		bio->buf_index = bio->fixed ? (unsigned int)buf : 0;
+	}
 }
 
 /*

@@ -7,6 +7,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/image.h libblk/image.c \
 	libblk/grant_copy.h libblk/grant_copy.c \
 	libblk/bounce.h libblk/bounce.c libblk/budget.h \
+	libblk/fixed.h libblk/fixed.c \
 	libblk/pgrant.h libblk/pgrant.c \
 	libblk/engine.h libblk/engine-internal.h libblk/engine.c \
 	libblk/evtchn.h libblk/evtchn.c \

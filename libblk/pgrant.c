@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "libblk/blkif_abi.h"
 #include "libblk/pgrant.h"
 
 struct blk_pgrant_entry {
 	uint32_t gref;
 	uint32_t users;
 	void *addr;
+	int buf; /* its registered buffer, or -1 */
 	int32_t hnext; /* hash chain, or free list */
 	int32_t lru_prev, lru_next; /* valid while idle */
 };
@@ -24,13 +26,14 @@ static uint32_t bucket_of(const struct blk_pgrant_cache *c, uint32_t gref)
 
 int blk_pgrant_init(struct blk_pgrant_cache *c, uint32_t cap,
 		    struct blk_budget *budget, xengnttab_handle *xgt,
-		    uint32_t domid)
+		    uint32_t domid, struct blk_fixed *fixed)
 {
 	*c = (struct blk_pgrant_cache){
 		.cap = cap,
 		.budget = budget,
 		.xgt = xgt,
 		.domid = domid,
+		.fixed = fixed,
 		.free_head = -1,
 		.lru_head = -1,
 		.lru_tail = -1,
@@ -93,6 +96,44 @@ static int32_t lookup(const struct blk_pgrant_cache *c, uint32_t gref)
 	return i;
 }
 
+/*
+ * Register entry @i's page. A refusal (a kernel that cannot pin grant
+ * mappings, RLIMIT_MEMLOCK, a full table) ends registering for this cache:
+ * one failed system call, not one per mapping.
+ */
+static void register_entry(struct blk_pgrant_cache *c, int32_t i)
+{
+	struct blk_pgrant_entry *e = &c->entries[i];
+
+	e->buf = -1;
+	if (!c->fixed || c->fixed_refused)
+		return;
+	e->buf = blk_fixed_buf_add(c->fixed, e->addr, BLKIF_PAGE_SIZE);
+	if (e->buf < 0) {
+		e->buf = -1;
+		c->fixed_refused = true;
+	}
+}
+
+/* Before the page is unmapped: the kernel's pin goes first. */
+static void unregister_entry(struct blk_pgrant_cache *c, int32_t i)
+{
+	struct blk_pgrant_entry *e = &c->entries[i];
+
+	if (e->buf >= 0)
+		blk_fixed_buf_del(c->fixed, e->buf);
+	e->buf = -1;
+}
+
+/* Apply @fn to every mapped entry. */
+static void for_each_mapped(struct blk_pgrant_cache *c,
+			    void (*fn)(struct blk_pgrant_cache *, int32_t))
+{
+	for (uint32_t b = 0; c->buckets && b < c->nr_buckets; b++)
+		for (int32_t i = c->buckets[b]; i >= 0; i = c->entries[i].hnext)
+			fn(c, i);
+}
+
 static void unhash(struct blk_pgrant_cache *c, int32_t i)
 {
 	int32_t *pp = &c->buckets[bucket_of(c, c->entries[i].gref)];
@@ -111,6 +152,7 @@ static int32_t evict(struct blk_pgrant_cache *c)
 		return -1;
 	lru_unlink(c, i);
 	unhash(c, i);
+	unregister_entry(c, i);
 	xengnttab_unmap(c->xgt, c->entries[i].addr, 1);
 	if (c->budget)
 		blk_budget_give(c->budget, 1);
@@ -220,10 +262,32 @@ void *blk_pgrant_get(struct blk_pgrant_cache *c, uint32_t gref)
 	*e = (struct blk_pgrant_entry){ .gref = gref,
 					.users = 1,
 					.addr = addr };
+	register_entry(c, i);
 	e->hnext = c->buckets[bucket_of(c, gref)];
 	c->buckets[bucket_of(c, gref)] = i;
 	c->nr++;
 	return addr;
+}
+
+int blk_pgrant_fixed_buf(const struct blk_pgrant_cache *c, uint32_t gref)
+{
+	int32_t i = lookup(c, gref);
+
+	return i >= 0 ? c->entries[i].buf : -1;
+}
+
+void blk_pgrant_set_fixed(struct blk_pgrant_cache *c, struct blk_fixed *fixed)
+{
+	for_each_mapped(c, unregister_entry);
+	c->fixed = fixed;
+	c->fixed_refused = false;
+	for_each_mapped(c, register_entry);
+}
+
+static void unmap_entry(struct blk_pgrant_cache *c, int32_t i)
+{
+	unregister_entry(c, i);
+	xengnttab_unmap(c->xgt, c->entries[i].addr, 1);
 }
 
 void blk_pgrant_put(struct blk_pgrant_cache *c, uint32_t gref)
@@ -236,9 +300,7 @@ void blk_pgrant_put(struct blk_pgrant_cache *c, uint32_t gref)
 
 void blk_pgrant_destroy(struct blk_pgrant_cache *c)
 {
-	for (uint32_t b = 0; c->buckets && b < c->nr_buckets; b++)
-		for (int32_t i = c->buckets[b]; i >= 0; i = c->entries[i].hnext)
-			xengnttab_unmap(c->xgt, c->entries[i].addr, 1);
+	for_each_mapped(c, unmap_entry);
 	if (c->budget && c->entries) {
 		blk_budget_give(c->budget, c->nr);
 		blk_budget_leave(c->budget);

@@ -24,6 +24,7 @@
 #include <xengnttab.h>
 
 #include "libblk/budget.h"
+#include "libblk/fixed.h"
 
 struct blk_pgrant_entry;
 
@@ -41,12 +42,18 @@ struct blk_pgrant_cache {
 	struct blk_budget *budget; /* shared; NULL: no host-wide limit */
 	xengnttab_handle *xgt;
 	uint32_t domid;
+	/* Where mappings are registered as buffers; NULL: nowhere. */
+	struct blk_fixed *fixed;
+	bool fixed_refused; /* the kernel refused one: register no more */
 };
 
-/* Hold at most @cap mappings, each also paid from @budget (may be NULL). */
+/*
+ * Hold at most @cap mappings, each also paid from @budget (may be NULL)
+ * and registered in @fixed (may be NULL).
+ */
 int blk_pgrant_init(struct blk_pgrant_cache *c, uint32_t cap,
 		    struct blk_budget *budget, xengnttab_handle *xgt,
-		    uint32_t domid);
+		    uint32_t domid, struct blk_fixed *fixed);
 /* Unmap everything, and give it back. No request may be using the cache. */
 void blk_pgrant_destroy(struct blk_pgrant_cache *c);
 
@@ -74,6 +81,18 @@ void blk_pgrant_age(struct blk_pgrant_cache *c);
  * in use stay). Returns how many were unmapped.
  */
 uint32_t blk_pgrant_shrink(struct blk_pgrant_cache *c, uint32_t keep);
+
+/*
+ * The registered buffer of @gref's mapping, or -1 (not mapped, or not
+ * registered): a one-page request on it needs no page pinning.
+ */
+int blk_pgrant_fixed_buf(const struct blk_pgrant_cache *c, uint32_t gref);
+
+/*
+ * Register the mappings in @fixed instead (NULL: nowhere), when the cache
+ * moves to another engine with its ring.
+ */
+void blk_pgrant_set_fixed(struct blk_pgrant_cache *c, struct blk_fixed *fixed);
 
 /* Mappings currently held. */
 static inline uint32_t blk_pgrant_count(const struct blk_pgrant_cache *c)

@@ -4,12 +4,17 @@
  * mapping, a refused mapping pauses mapping until ageing, a full cache
  * refuses instead of thrashing, ageing makes room, busy mappings are
  * never dropped, a host budget shared by two caches bounds both and is
- * paid back by shrinking and destroy, which unmaps everything.
+ * paid back by shrinking and destroy, which unmaps everything; with an
+ * io_uring, mappings are registered buffers that READ_FIXED fills, and
+ * give their slots back when unmapped or moved to another ring.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xengnttab.h>
 
 #include "libblk/pgrant.h"
@@ -48,8 +53,8 @@ static void check_budget(xengnttab_handle *h, const int *refs)
 	struct blk_budget budget;
 
 	blk_budget_init(&budget, BUDGET);
-	REQUIRE_EQ(blk_pgrant_init(&a, CAP, &budget, h, GUEST), 0);
-	REQUIRE_EQ(blk_pgrant_init(&b, CAP, &budget, h, GUEST), 0);
+	REQUIRE_EQ(blk_pgrant_init(&a, CAP, &budget, h, GUEST, NULL), 0);
+	REQUIRE_EQ(blk_pgrant_init(&b, CAP, &budget, h, GUEST, NULL), 0);
 	CHECK_EQ(blk_budget_share(&budget), BUDGET / 2);
 	for (unsigned int i = 0; i < CAP; i++) {
 		REQUIRE(blk_pgrant_get(&a, (uint32_t)refs[i]) != NULL);
@@ -82,6 +87,119 @@ static void check_budget(xengnttab_handle *h, const int *refs)
 	CHECK_EQ(atomic_load(&budget.holders), 0);
 }
 
+/* A file of one page of @byte. */
+static int page_file(int byte)
+{
+	char path[300], page[XENSIM_PAGE_SIZE];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/page", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	REQUIRE(fd >= 0);
+	memset(page, byte, sizeof(page));
+	REQUIRE_EQ(pwrite(fd, page, sizeof(page), 0), (ssize_t)sizeof(page));
+	return fd;
+}
+
+/* One READ_FIXED of the file's page into registered buffer @buf at @to. */
+static int read_fixed(struct io_uring *ring, int fd, void *to, int buf)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_cqe *cqe;
+	int res;
+
+	io_uring_prep_read_fixed(sqe, fd, to, XENSIM_PAGE_SIZE, 0, buf);
+	REQUIRE_EQ(io_uring_submit_and_wait(ring, 1), 1);
+	REQUIRE_EQ(io_uring_peek_cqe(ring, &cqe), 0);
+	res = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	return res;
+}
+
+/*
+ * The guest's page, registered, is filled by READ_FIXED through its slot;
+ * moving the cache to no ring and back, and unmapping it, give the slot
+ * back.
+ */
+static void check_pinned(struct blk_pgrant_cache *c, struct io_uring *ring,
+			 struct blk_fixed *fixed, struct xensim_domain *g,
+			 uint8_t *p, int buf, const int *refs)
+{
+	unsigned int all = fixed->bufs.nr_free + 1;
+	int fd = page_file(0xa5);
+
+	CHECK_EQ(read_fixed(ring, fd, p, buf), XENSIM_PAGE_SIZE);
+	CHECK_EQ(((uint8_t *)xensim_domain_page(g, 3))[17], 0xa5);
+	close(fd);
+	blk_pgrant_put(c, (uint32_t)refs[3]);
+	blk_pgrant_set_fixed(c, NULL);
+	CHECK_EQ(fixed->bufs.nr_free, all);
+	CHECK_EQ(blk_pgrant_fixed_buf(c, (uint32_t)refs[3]), -1);
+	blk_pgrant_set_fixed(c, fixed);
+	CHECK(blk_pgrant_fixed_buf(c, (uint32_t)refs[3]) >= 0);
+	CHECK_EQ(blk_pgrant_shrink(c, 0), 1);
+	CHECK_EQ(fixed->bufs.nr_free, all);
+}
+
+/*
+ * The kernel would not pin the page (xensim's guest memory is a file on
+ * disk, and Linux refuses long-term pins of such shared pages): the cache
+ * stops trying, holds no slot, and serves the mapping unregistered.
+ */
+static void check_refused(struct blk_pgrant_cache *c, struct blk_fixed *fixed,
+			  const int *refs)
+{
+	unsigned int all = fixed->bufs.nr_free;
+
+	CHECK(c->fixed_refused);
+	REQUIRE(blk_pgrant_get(c, (uint32_t)refs[4]) != NULL);
+	CHECK_EQ(blk_pgrant_fixed_buf(c, (uint32_t)refs[4]), -1);
+	CHECK_EQ(fixed->bufs.nr_free, all);
+	blk_pgrant_put(c, (uint32_t)refs[4]);
+	blk_pgrant_put(c, (uint32_t)refs[3]);
+	/* A move to another ring tries again. */
+	blk_pgrant_set_fixed(c, fixed);
+	CHECK(c->fixed_refused);
+	CHECK_EQ(fixed->bufs.nr_free, all);
+}
+
+/*
+ * Mappings in a ring's table of registered buffers: each one registered
+ * (check_pinned()), or, where the kernel refuses, none (check_refused());
+ * either way destroy leaves every slot free and nothing mapped.
+ */
+static void check_registered(xengnttab_handle *h, const int *refs,
+			     struct xensim_domain *g)
+{
+	struct blk_pgrant_cache c;
+	struct io_uring ring;
+	struct blk_fixed fixed;
+	unsigned int all;
+	uint8_t *p;
+	int buf;
+
+	REQUIRE_EQ(io_uring_queue_init(4, &ring, 0), 0);
+	blk_fixed_init(&fixed, &ring);
+	all = fixed.bufs.nr_free;
+	REQUIRE_EQ(blk_pgrant_init(&c, CAP, NULL, h, GUEST, &fixed), 0);
+	p = blk_pgrant_get(&c, (uint32_t)refs[3]);
+	REQUIRE(p != NULL);
+	buf = blk_pgrant_fixed_buf(&c, (uint32_t)refs[3]);
+	if (buf >= 0) {
+		CHECK_EQ(fixed.bufs.nr_free, all - 1);
+		check_pinned(&c, &ring, &fixed, g, p, buf, refs);
+	} else {
+		printf("# the kernel did not register the mapping: checking "
+		       "the fall-back\n");
+		check_refused(&c, &fixed, refs);
+	}
+	blk_pgrant_destroy(&c);
+	CHECK_EQ(fixed.bufs.nr_free, all);
+	CHECK_EQ(mapped(), 0);
+	blk_fixed_destroy(&fixed);
+	io_uring_queue_exit(&ring);
+}
+
 int main(void)
 {
 	struct blk_pgrant_cache c;
@@ -103,7 +221,7 @@ int main(void)
 	}
 	h = xengnttab_open(NULL, 0);
 	REQUIRE(h != NULL);
-	REQUIRE_EQ(blk_pgrant_init(&c, CAP, NULL, h, GUEST), 0);
+	REQUIRE_EQ(blk_pgrant_init(&c, CAP, NULL, h, GUEST, NULL), 0);
 
 	/* A hit is the same mapping, and maps nothing new. */
 	p = blk_pgrant_get(&c, (uint32_t)refs[5]);
@@ -163,6 +281,7 @@ int main(void)
 	blk_pgrant_destroy(&c);
 	CHECK_EQ(mapped(), 0);
 	check_budget(h, refs);
+	check_registered(h, refs, g);
 	xengnttab_close(h);
 	xensim_domain_close(g);
 	return check_done("test-pgrant");

@@ -76,11 +76,12 @@ FUZZ_XENSIM_GRANT = $(srcdir)/tools/xensim/fake-gnttab.c \
 	$(srcdir)/libblk/parse.c
 tests/fuzz/fuzz-pgrant: $(srcdir)/tests/fuzz/pgrant.c \
 		$(srcdir)/libblk/pgrant.c $(srcdir)/libblk/pgrant.h \
+		$(srcdir)/libblk/fixed.c $(srcdir)/libblk/fixed.h \
 		$(FUZZ_XENSIM_GRANT) $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
-	$(AM_V_CCLD)$(FUZZ_LINK) $(XENGNTTAB_CFLAGS) \
+	$(AM_V_CCLD)$(FUZZ_LINK) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) \
 		$(srcdir)/tests/fuzz/pgrant.c $(srcdir)/libblk/pgrant.c \
-		$(FUZZ_XENSIM_GRANT)
+		$(srcdir)/libblk/fixed.c $(FUZZ_XENSIM_GRANT) $(URING_LIBS)
 
 fuzz: $(FUZZ_BINS)
 	BLKBACKD_FUZZ_SECONDS=$(FUZZ_SECONDS) BLKBACKD_FUZZ_KEEP=1 \

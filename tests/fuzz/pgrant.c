@@ -312,8 +312,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.nr_pins = 0;
 	cap = (uint32_t)(fuzz_take(&in, 1) % 32 + 1);
 	blk_budget_init(&r.budget, (long)(fuzz_take(&in, 1) % 40 + 1));
-	FUZZ_ASSERT(blk_pgrant_init(&r.cache, cap, &r.budget, sim.xgt, GUEST) ==
-		    0);
+	FUZZ_ASSERT(blk_pgrant_init(&r.cache, cap, &r.budget, sim.xgt, GUEST,
+				    NULL) == 0);
 	for (unsigned int n = 0; in.left > 0 && n < MAX_STEPS; n++)
 		run_step(&r, &in);
 	while (r.nr_pins > 0)
