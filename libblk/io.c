@@ -540,12 +540,29 @@ static void ungather_riders(struct blk_io *head)
 	}
 }
 
+/*
+ * The registered buffer holding all of @io's data (@iov, @segments with
+ * its riders), or -1: bounce pages that follow each other in one slab, or
+ * one persistent grant's page (each is a buffer of its own).
+ */
+static int fixed_buf(const struct blk_io *io, const struct iovec *iov,
+		     unsigned int segments)
+{
+	if (io->bounced)
+		return blk_bounce_fixed_buf(&io->conn->bounce, iov, segments);
+	if (segments == 1)
+		return blk_pgrant_fixed_buf(&io->conn->pgrants,
+					    io->segs[0].gref);
+	return -1;
+}
+
 /* What @io (with its riders, @segments in all) asks of the backend. */
 static void describe_io(const struct blk_io *io, unsigned int segments,
 			struct blk_backend_io *bio)
 {
 	uint32_t ss = io->conn->limits.sector_size;
 	uint8_t op = blk_request_op(&io->req);
+	int buf;
 
 	*bio = (struct blk_backend_io){ .offset = io->req.sector * ss };
 	if (op == BLKIF_OP_DISCARD) {
@@ -565,13 +582,9 @@ static void describe_io(const struct blk_io *io, unsigned int segments,
 	bio->iovcnt = segments;
 	for (const struct blk_io *r = io; r; r = r->rider)
 		bio->length += r->own_bytes;
-	if (io->bounced) {
-		int buf = blk_bounce_fixed_buf(&io->conn->bounce, bio->iov,
-					       segments);
-
-		bio->fixed = buf >= 0;
-		bio->buf_index = bio->fixed ? (unsigned int)buf : 0;
-	}
+	buf = fixed_buf(io, bio->iov, segments);
+	bio->fixed = buf >= 0;
+	bio->buf_index = bio->fixed ? (unsigned int)buf : 0;
 }
 
 /*

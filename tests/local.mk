@@ -34,9 +34,10 @@ tests_test_pgrant_SOURCES = tests/test-pgrant.c tests/check.h
 tests_test_pgrant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
 tests_test_pgrant_LDADD = libblk/libblk.la tools/xensim/libxengnttab.la \
 	tools/xensim/libxensim.la
-# The same with guest memory the kernel can pin: mappings registered.
-TESTS += tests/pgrant-registered.sh
-EXTRA_DIST += tests/pgrant-registered.sh
+# test-pgrant and test-engine with guest memory the kernel can pin, so
+# that persistent-grant mappings are registered buffers.
+TESTS += tests/registered-buffers.sh
+EXTRA_DIST += tests/registered-buffers.sh
 
 # The engine's pass loop, against the simulator's grant table and event
 # channels.
