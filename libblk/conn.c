@@ -3,6 +3,7 @@
  * Connections: one shared ring, its event channel, and the per-request
  * state that serves it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,4 +353,160 @@ void conn_destroy(struct blk_conn *c, struct blk_handover **kept)
 	if (c->sring)
 		xengnttab_unmap(e->xgt, c->sring, c->nr_ring_pages);
 	free(c);
+}
+
+/* ---- lifecycle ---- */
+
+/*
+ * The moves conn_set_state() allows (see enum blk_conn_state): a row per
+ * state, a bit per state it may go to.
+ */
+static const uint8_t conn_moves[] = {
+	[BLK_CONN_SERVING] = 1u << BLK_CONN_BROKEN | 1u << BLK_CONN_CLOSING,
+	[BLK_CONN_BROKEN] = 1u << BLK_CONN_CLOSING,
+	[BLK_CONN_CLOSING] = 1u << BLK_CONN_DETACHED,
+	[BLK_CONN_DETACHED] = 0,
+};
+
+void conn_set_state(struct blk_conn *c, enum blk_conn_state to)
+{
+	assert(conn_moves[c->state] & 1u << to);
+	c->state = to;
+}
+
+/* Remember which connection owns @port (NULL: none now). */
+static int set_port_owner(struct blk_engine *e, evtchn_port_t port,
+			  struct blk_conn *c)
+{
+	if (port >= e->nr_by_port) {
+		unsigned int n = e->nr_by_port ? e->nr_by_port : 64;
+		struct blk_conn **grown;
+
+		if (!c)
+			return 0;
+		while (n <= port)
+			n *= 2;
+		grown = realloc(e->by_port, n * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + e->nr_by_port, 0,
+		       (n - e->nr_by_port) * sizeof(*grown));
+		e->by_port = grown;
+		e->nr_by_port = n;
+	}
+	e->by_port[port] = c;
+	return 0;
+}
+
+struct blk_conn *conn_by_port(struct blk_engine *e, evtchn_port_t port)
+{
+	return port < e->nr_by_port ? e->by_port[port] : NULL;
+}
+
+/* ---- connecting and closing ---- */
+
+int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
+		       struct blk_conn **out)
+{
+	struct blk_conn *c;
+	int ret = conn_create(e, p, &c);
+
+	if (ret < 0)
+		return ret;
+	ret = set_port_owner(e, c->port, c);
+	if (ret < 0) {
+		conn_destroy(c, NULL);
+		return ret;
+	}
+	c->throttle = p->throttle;
+	c->next = e->conns;
+	e->conns = c;
+	e->nr_conns++;
+	/* Serve whatever the guest queued before we got here. */
+	c->kicked = true;
+	engine_activate(e, c);
+	*out = c;
+	return 0;
+}
+
+/* Another engine can take the mappings only through a shared handle. */
+static bool keeps_mappings(const struct blk_engine *e, const struct blk_conn *c)
+{
+	return c->close_mode == BLK_DISCONNECT_MOVE && !e->own_xgt;
+}
+
+static void finish_close(struct blk_engine *e, struct blk_conn *c)
+{
+	void *owner = c->owner;
+	struct blk_stats final;
+	struct blk_handover *kept = NULL;
+	uint64_t drained_ns = blk_now_ns();
+
+	blk_engine_conn_stats(c, &final);
+	if (c->close_start_ns)
+		final.close.drain_ns = drained_ns - c->close_start_ns;
+
+	engine_deactivate(e, c);
+	if (conn_by_port(e, c->port) == c)
+		set_port_owner(e, c->port, NULL);
+	for (struct blk_conn **pp = &e->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	e->nr_conns--;
+	conn_destroy(c, keeps_mappings(e, c) ? &kept : NULL);
+	final.close.release_ns = blk_now_ns() - drained_ns;
+	e->ops->conn_closed(e->arg, owner, &final, kept);
+}
+
+/*
+ * A closing connection goes once its requests are answered and its
+ * backend watches nothing more; the backend is told to stop watching the
+ * first time its requests are all answered.
+ */
+void conn_try_finish_close(struct blk_engine *e, struct blk_conn *c)
+{
+	struct blk_backend *b = c->backend;
+
+	if (!conn_closing(c) || c->in_flight)
+		return;
+	if (c->state == BLK_CONN_CLOSING) {
+		conn_set_state(c, BLK_CONN_DETACHED);
+		if (b->ops->detach)
+			b->ops->detach(b);
+	}
+	if (!b->armed)
+		finish_close(e, c);
+}
+
+/* Parked requests never started: answer them or leave them. */
+static void set_aside_parked(struct blk_conn *c)
+{
+	struct blk_io *io = io_list_take_all(&c->parked);
+
+	while (io) {
+		struct blk_io *next = io->next;
+
+		io_set_aside(io);
+		io = next;
+	}
+}
+
+void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
+			   enum blk_disconnect_mode mode)
+{
+	if (!conn_closing(c)) {
+		c->close_start_ns = blk_now_ns();
+		conn_set_state(c, BLK_CONN_CLOSING);
+	}
+	c->close_mode = mode;
+	c->kicked = false;
+	engine_activate(e, c);
+	set_aside_parked(c);
+	if (c->must_push && io_publish(c))
+		xenevtchn_notify(e->evtchn.xce, c->port);
+	c->must_push = false;
+	conn_try_finish_close(e, c);
 }

@@ -89,12 +89,33 @@ struct blk_answer {
 	uint64_t ready_ns; /* when it was answered, if timed; else 0 */
 };
 
+/*
+ * Where a connection is in its life. It changes in one place,
+ * conn_set_state() (conn.c), which checks each move against its table:
+ *
+ *   SERVING -> BROKEN    consume_ring(): the guest broke the ring protocol;
+ *                        it takes no more requests, and its owner is told
+ *                        (conn_broken()) so that it disconnects
+ *   SERVING|BROKEN -> CLOSING  blk_engine_disconnect(): no new requests;
+ *                        those under way finish, and are answered or left
+ *                        for the next daemon as close_mode says
+ *   CLOSING -> DETACHED  conn_try_finish_close(): all answered, and the
+ *                        backend told to stop watching; the connection goes
+ *                        (finish_close()) once no watch of it is armed
+ */
+enum blk_conn_state {
+	BLK_CONN_SERVING,
+	BLK_CONN_BROKEN,
+	BLK_CONN_CLOSING,
+	BLK_CONN_DETACHED,
+};
+
 struct blk_conn {
 	struct blk_engine *e;
 	struct blk_conn *next;
 	/* On the engine's list of rings its passes look at (engine.c). */
 	struct blk_conn *active_next;
-	bool on_active;
+	bool on_active; /* on that list: membership, not a stage of life */
 	void *owner;
 
 	struct blk_ring ring;
@@ -104,7 +125,6 @@ struct blk_conn {
 	uint32_t domid;
 	evtchn_port_t port;
 	struct blk_backend *backend; /* borrowed; see libblk/backend.h */
-	bool backend_detached; /* closing: told to stop watching */
 	struct blk_limits limits;
 	struct blk_throttle *throttle; /* borrowed; NULL: unlimited */
 
@@ -142,11 +162,10 @@ struct blk_conn {
 	 */
 	bool event_off;
 	bool must_push; /* responses to publish */
-	bool closing;
-	bool stopping; /* closing because the daemon stops or it moves */
-	bool moving; /* closing to move: its mappings are kept */
-	uint64_t close_start_ns; /* when blk_engine_disconnect() came */
-	bool broken;
+	enum blk_conn_state state; /* moved only by conn_set_state() */
+	/* How blk_engine_disconnect() asked it to close, and when. */
+	enum blk_disconnect_mode close_mode;
+	uint64_t close_start_ns;
 };
 
 struct blk_engine {
@@ -238,7 +257,26 @@ bool io_publish(struct blk_conn *c);
  */
 void io_set_aside(struct blk_io *io);
 
+static inline bool conn_serving(const struct blk_conn *c)
+{
+	return c->state == BLK_CONN_SERVING;
+}
+
+/* blk_engine_disconnect() came: closing, or closed and going. */
+static inline bool conn_closing(const struct blk_conn *c)
+{
+	return c->state >= BLK_CONN_CLOSING;
+}
+
 /* conn.c */
+void conn_set_state(struct blk_conn *c, enum blk_conn_state to);
+/* The connection whose event channel is local @port, or NULL. */
+struct blk_conn *conn_by_port(struct blk_engine *e, evtchn_port_t port);
+/*
+ * A closing connection goes once its requests are answered and its
+ * backend watches nothing more (conn_closed() is called).
+ */
+void conn_try_finish_close(struct blk_engine *e, struct blk_conn *c);
 int conn_create(struct blk_engine *e, const struct blk_conn_params *p,
 		struct blk_conn **out);
 /*
@@ -254,5 +292,11 @@ int conn_grow_ios(struct blk_conn *c);
 
 /* engine.c */
 struct io_uring_sqe *engine_get_sqe(struct blk_engine *e);
+/*
+ * Put @c on the list of rings the passes look at (if it is not), or take
+ * it off: called where a ring gets work from outside its own requests.
+ */
+void engine_activate(struct blk_engine *e, struct blk_conn *c);
+void engine_deactivate(struct blk_engine *e, struct blk_conn *c);
 
 #endif /* LIBBLK_ENGINE_INTERNAL_H */

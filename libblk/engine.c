@@ -176,7 +176,7 @@ static void arm_evtchn(struct blk_engine *e)
 
 static bool conn_needs_pass(const struct blk_conn *c)
 {
-	return c->kicked || c->event_off || c->must_push || c->closing ||
+	return c->kicked || c->event_off || c->must_push || conn_closing(c) ||
 	       c->in_flight || c->parked.nr;
 }
 
@@ -186,7 +186,7 @@ static bool conn_needs_pass(const struct blk_conn *c)
  * connect, a close. Everything else that needs a pass (answers, parked
  * requests, polling) happens to a ring that is on the list already.
  */
-static void activate(struct blk_engine *e, struct blk_conn *c)
+void engine_activate(struct blk_engine *e, struct blk_conn *c)
 {
 	if (c->on_active)
 		return;
@@ -213,7 +213,7 @@ static void unlink_active(struct blk_engine *e, struct blk_conn *prev,
 	c->on_active = false;
 }
 
-static void deactivate(struct blk_engine *e, struct blk_conn *c)
+void engine_deactivate(struct blk_engine *e, struct blk_conn *c)
 {
 	struct blk_conn *prev = NULL;
 
@@ -243,140 +243,8 @@ static void end_pass(struct blk_engine *e)
 	c = e->active;
 	if (c && c != e->active_tail) {
 		unlink_active(e, NULL, c);
-		activate(e, c);
+		engine_activate(e, c);
 	}
-}
-
-/* Remember which connection owns @port (NULL: none now). */
-static int set_port_owner(struct blk_engine *e, evtchn_port_t port,
-			  struct blk_conn *c)
-{
-	if (port >= e->nr_by_port) {
-		unsigned int n = e->nr_by_port ? e->nr_by_port : 64;
-		struct blk_conn **grown;
-
-		if (!c)
-			return 0;
-		while (n <= port)
-			n *= 2;
-		grown = realloc(e->by_port, n * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + e->nr_by_port, 0,
-		       (n - e->nr_by_port) * sizeof(*grown));
-		e->by_port = grown;
-		e->nr_by_port = n;
-	}
-	e->by_port[port] = c;
-	return 0;
-}
-
-static struct blk_conn *conn_by_port(struct blk_engine *e, evtchn_port_t port)
-{
-	return port < e->nr_by_port ? e->by_port[port] : NULL;
-}
-
-/* ---- connections ---- */
-
-int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
-		       struct blk_conn **out)
-{
-	struct blk_conn *c;
-	int ret = conn_create(e, p, &c);
-
-	if (ret < 0)
-		return ret;
-	ret = set_port_owner(e, c->port, c);
-	if (ret < 0) {
-		conn_destroy(c, NULL);
-		return ret;
-	}
-	c->throttle = p->throttle;
-	c->next = e->conns;
-	e->conns = c;
-	e->nr_conns++;
-	/* Serve whatever the guest queued before we got here. */
-	c->kicked = true;
-	activate(e, c);
-	*out = c;
-	return 0;
-}
-
-static void finish_close(struct blk_engine *e, struct blk_conn *c)
-{
-	void *owner = c->owner;
-	struct blk_stats final;
-	struct blk_handover *kept = NULL;
-	uint64_t drained_ns = blk_now_ns();
-
-	blk_engine_conn_stats(c, &final);
-	if (c->close_start_ns)
-		final.close.drain_ns = drained_ns - c->close_start_ns;
-
-	deactivate(e, c);
-	if (conn_by_port(e, c->port) == c)
-		set_port_owner(e, c->port, NULL);
-	for (struct blk_conn **pp = &e->conns; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	e->nr_conns--;
-	conn_destroy(c, c->moving ? &kept : NULL);
-	final.close.release_ns = blk_now_ns() - drained_ns;
-	e->ops->conn_closed(e->arg, owner, &final, kept);
-}
-
-/*
- * A closing connection goes once its requests are answered and its
- * backend watches nothing more; the backend is told to stop watching the
- * first time its requests are all answered.
- */
-static void try_finish_close(struct blk_engine *e, struct blk_conn *c)
-{
-	struct blk_backend *b = c->backend;
-
-	if (!c->closing || c->in_flight)
-		return;
-	if (!c->backend_detached) {
-		c->backend_detached = true;
-		if (b->ops->detach)
-			b->ops->detach(b);
-	}
-	if (!b->armed)
-		finish_close(e, c);
-}
-
-/* Parked requests never started: answer them or leave them. */
-static void set_aside_parked(struct blk_conn *c)
-{
-	struct blk_io *io = io_list_take_all(&c->parked);
-
-	while (io) {
-		struct blk_io *next = io->next;
-
-		io_set_aside(io);
-		io = next;
-	}
-}
-
-void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
-			   enum blk_disconnect_mode mode)
-{
-	if (!c->closing)
-		c->close_start_ns = blk_now_ns();
-	c->closing = true;
-	c->stopping = mode != BLK_DISCONNECT_CLOSE;
-	/* Another engine can take the mappings only through this handle. */
-	c->moving = mode == BLK_DISCONNECT_MOVE && !e->own_xgt;
-	c->kicked = false;
-	activate(e, c);
-	set_aside_parked(c);
-	if (c->must_push && io_publish(c))
-		xenevtchn_notify(e->evtchn.xce, c->port);
-	c->must_push = false;
-	try_finish_close(e, c);
 }
 
 void blk_engine_resize(struct blk_engine *e, struct blk_conn *c,
@@ -452,7 +320,7 @@ static void push_responses(struct blk_engine *e)
 				xenevtchn_notify(e->evtchn.xce, c->port);
 			account_published(e, c);
 		}
-		try_finish_close(e, c);
+		conn_try_finish_close(e, c);
 	}
 }
 
@@ -522,9 +390,9 @@ static int evtchn_event(struct blk_engine *e, uint64_t data, int res)
 	for (int i = 0; i < n; i++) {
 		struct blk_conn *c = conn_by_port(e, e->evtchn.got[i]);
 
-		if (c && !c->closing && !c->broken) {
+		if (c && conn_serving(c)) {
 			c->kicked = true;
-			activate(e, c);
+			engine_activate(e, c);
 		}
 	}
 	return n < 0 ? n : 0;
@@ -669,7 +537,7 @@ static void consume_ring(struct blk_engine *e, struct blk_conn *c)
 			return;
 		ret = blk_ring_next_request(&c->ring, &io->req);
 		if (ret < 0) {
-			c->broken = true;
+			conn_set_state(c, BLK_CONN_BROKEN);
 			c->kicked = false;
 			e->ops->conn_broken(e->arg, c->owner, ret);
 			return;
@@ -705,7 +573,7 @@ static bool notice_polled(struct blk_conn *c)
 
 static void serve_one(struct blk_engine *e, struct blk_conn *c)
 {
-	if (c->closing || c->broken)
+	if (!conn_serving(c))
 		return;
 	/* A polled ring is looked at every pass, busy or not. */
 	notice_polled(c);
@@ -733,7 +601,7 @@ static bool rings_posted(struct blk_engine *e)
 	bool found = false;
 
 	for (struct blk_conn *c = e->active; c; c = c->active_next)
-		if (!c->closing && !c->broken && notice_polled(c))
+		if (conn_serving(c) && notice_polled(c))
 			found = true;
 	return found;
 }
@@ -789,8 +657,7 @@ static bool arm_ring_events(struct blk_engine *e)
 		if (!c->event_off)
 			continue;
 		c->event_off = false;
-		if (!c->closing && !c->broken &&
-		    blk_ring_final_check(&c->ring)) {
+		if (conn_serving(c) && blk_ring_final_check(&c->ring)) {
 			c->kicked = true;
 			more = true;
 		}

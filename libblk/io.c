@@ -127,7 +127,7 @@ static void io_drop(struct blk_io *io)
 
 void io_set_aside(struct blk_io *io)
 {
-	if (io->conn->stopping)
+	if (io->conn->close_mode != BLK_DISCONNECT_CLOSE)
 		io_drop(io);
 	else
 		io_respond(io, BLKIF_RSP_ERROR);
@@ -742,7 +742,7 @@ static void retry_bounced(struct blk_io *io)
 
 	c->persistent = false;
 	io->error = 0;
-	if (c->closing) {
+	if (conn_closing(c)) {
 		/* Nothing will start it again. */
 		io_set_aside(io);
 		return;
