@@ -15,6 +15,17 @@ tests_test_parse_LDADD = libblk/libblk.la
 tests_test_throttle_SOURCES = tests/test-throttle.c tests/check.h
 tests_test_throttle_LDADD = libblk/libblk.la
 
+# blkback-bench's plot axes: round ticks, plain labels.
+TESTS += tests/test-bench-axis
+check_PROGRAMS += tests/test-bench-axis
+tests_test_bench_axis_SOURCES = tests/test-bench-axis.c tests/check.h \
+	tools/bench/axis.c tools/bench/axis.h
+tests_test_bench_axis_LDADD = -lm
+
+# blkback-bench's output holds no number that cannot be true.
+TESTS += tests/bench-honest.sh
+EXTRA_DIST += tests/bench-honest.sh
+
 # The xenstore module's readers and parsers, against the real xenstored.
 TESTS += tests/xenbus-nodes.sh
 EXTRA_DIST += tests/xenbus-nodes.sh

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tools/bench/cleanup.h"
@@ -23,6 +24,7 @@
 #include "tools/bench/diskstat.h"
 #include "tools/bench/engine-blkif.h"
 #include "tools/bench/engine-uring.h"
+#include "tools/bench/format.h"
 #include "tools/bench/guests.h"
 #include "tools/bench/idle.h"
 #include "tools/bench/images.h"
@@ -30,6 +32,7 @@
 #include "tools/bench/nbdserve.h"
 #include "tools/bench/options.h"
 #include "tools/bench/procinfo.h"
+#include "tools/bench/progress.h"
 #include "tools/bench/rbdserve.h"
 #include "tools/bench/report.h"
 #include "tools/bench/syscount.h"
@@ -50,7 +53,6 @@ struct bench {
 	bool syscount_said; /* why system calls are not counted, said once */
 	unsigned int run, nr_runs;
 	bool warming; /* unmeasured runs: label them so */
-	bool tty;
 };
 
 /* One run of one cell: what the guests open and what the hooks sample. */
@@ -168,12 +170,10 @@ static void on_progress(void *arg, double fraction, unsigned int finished)
 	struct arm_run *r = arg;
 	char label[32];
 
-	if (!r->b->tty)
-		return;
-	fprintf(stderr, "\r%s %-9s %-8s N=%-4u %3.0f%%  %u done ",
-		run_label(r->b, label, sizeof(label)),
-		bench_job_name(r->cell->job), bench_arm_name(r->arm),
-		r->cell->n, fraction * 100, finished);
+	progress_update("%s %-9s %-8s N=%-4u %3.0f%%  %u done",
+			run_label(r->b, label, sizeof(label)),
+			bench_job_name(r->cell->job), bench_arm_name(r->arm),
+			r->cell->n, fraction * 100, finished);
 }
 
 /* Put the arm's devices in front of the first @n images. */
@@ -253,27 +253,57 @@ static int arm_teardown(struct arm_run *r, struct loopdev *loops, char *why,
 	}
 }
 
+/*
+ * The backend's CPU seconds over the run, or NaN where the counters
+ * cannot tell it from nothing (never 0 for work done): the daemon's clock
+ * counts nanoseconds, so any CPU it used shows; the loop arms' figure is
+ * the host's ticks minus the guests' exact time, and must stand above
+ * what the ticks resolve (cpu.h) to be a measurement rather than noise.
+ */
 static double backend_cpu_seconds(const struct arm_run *r, double guests_cpu)
 {
+	double cpu = NAN, resolution = 0;
+
 	switch (r->arm) {
 	case BENCH_ARM_BLKBACKD:
 	case BENCH_ARM_NBD: /* the daemon's only, not nbdkit's */
 	case BENCH_ARM_RBD: /* ... nor Ceph's */
 	case BENCH_ARM_FLOOR:
-		return r->daemon_cpu[1] - r->daemon_cpu[0];
+		cpu = r->daemon_cpu[1] - r->daemon_cpu[0];
+		break;
 	case BENCH_ARM_LOOP:
 	case BENCH_ARM_LOOP_DIO:
-		return r->host_busy[1] - r->host_busy[0] - guests_cpu;
+		cpu = r->host_busy[1] - r->host_busy[0] - guests_cpu;
+		resolution = cpu_host_resolution();
+		break;
 	default:
-		return NAN;
+		break;
 	}
+	return cpu > resolution ? cpu : NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
+/*
+ * The host's figures in percent of all its CPUs over the run. Busy and
+ * others come from /proc/stat, which the kernel samples a tick at a time,
+ * while the guests and the daemon are timed exactly: over a short run the
+ * ticks missed what the clocks counted, and busy minus them went negative
+ * ("others -27%"). So both are not measured (NaN) unless they stand above
+ * what the ticks resolve. Steal is what it is, 0 included.
+ */
+static void host_figures(const struct arm_run *r, struct bench_sample *s,
+			 double guests_cpu, double backend_cpu)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double all = s->wall_seconds * (double)ncpu / 100;
+	double busy = r->host_busy[1] - r->host_busy[0];
+	double res = cpu_host_resolution();
+	/* Everything but the guests and the daemon; for loop its workers. */
+	double others =
+		busy - guests_cpu - (uses_daemon(r->arm) ? backend_cpu : 0);
 
-	return (x > y) - (x < y);
+	s->host_busy_pct = busy > res ? busy / all : NAN;
+	s->host_steal_pct = (r->host_steal[1] - r->host_steal[0]) / all;
+	s->host_others_pct = others > res ? others / all : NAN;
 }
 
 static double fairness_of(const struct bench_group *g)
@@ -357,16 +387,14 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 	s->fairness = fairness_of(g);
 	s->guest_cpu_us_per_io = guests_cpu / (double)s->ops * 1e6;
 	cpu = backend_cpu_seconds(r, guests_cpu);
-	/* /proc counts in ticks: allow one tick per CPU of rounding. */
-	if (!isnan(cpu) && cpu > s->wall_seconds * ncpu + 0.01 * ncpu + 0.02) {
+	/* /proc/stat counts in ticks: allow for their resolution. */
+	if (cpu > s->wall_seconds * ncpu + cpu_host_resolution()) {
 		snprintf(why, why_len,
 			 "sanity: backend used %.2f CPU s in %.2f s on %ld "
 			 "CPUs",
 			 cpu, s->wall_seconds, ncpu);
 		goto insane;
 	}
-	if (cpu < 0)
-		cpu = 0; /* host-minus-guests: background noise went negative */
 	s->backend_cpu_us_per_io = cpu / (double)s->ops * 1e6;
 	s->syscalls_per_io = r->calls_made / (double)s->ops;
 	s->switches_per_io = switches_per_io(r, s->ops);
@@ -377,13 +405,7 @@ static int make_sample(const struct arm_run *r, const struct bench_job *job,
 			: diskstat_us_per_io(&r->disk[0], &r->disk[1]);
 	s->cached_before_mib = (double)r->cached_before / (1 << 20);
 	s->cached_at_start_mib = (double)r->cached_at_start / (1 << 20);
-	s->host_busy_pct = (r->host_busy[1] - r->host_busy[0]) /
-			   (s->wall_seconds * ncpu) * 100;
-	s->host_steal_pct = (r->host_steal[1] - r->host_steal[0]) /
-			    (s->wall_seconds * ncpu) * 100;
-	s->host_others_pct = (r->host_busy[1] - r->host_busy[0] - guests_cpu -
-			      (uses_daemon(r->arm) ? cpu : 0)) /
-			     (s->wall_seconds * ncpu) * 100;
+	host_figures(r, s, guests_cpu, cpu);
 	if (s->p50_us > s->p99_us || s->p99_us > slack * 1e6 * 1.04) {
 		snprintf(why, why_len, "sanity: p50 %.0f us, p99 %.0f us",
 			 s->p50_us, s->p99_us);
@@ -398,30 +420,38 @@ insane:
 	return -ERANGE;
 }
 
+/* The run's line: every figure, or "not measured" where none is true. */
 static void print_sample(const struct arm_run *r, const struct bench_sample *s)
 {
-	double *sorted = malloc(sizeof(double) * r->cell->n);
 	double lo = s->guest_seconds[0], hi = lo;
-	char label[32];
+	char label[32], p50[24], p99[24], dev[24], busy[24], others[24],
+		steal[24];
+	int d;
 
-	if (sorted) {
-		memcpy(sorted, s->guest_seconds, sizeof(double) * r->cell->n);
-		qsort(sorted, r->cell->n, sizeof(double), cmp_double);
-		lo = sorted[0];
-		hi = sorted[r->cell->n - 1];
-		free(sorted);
+	for (unsigned int i = 1; i < r->cell->n; i++) {
+		lo = fmin(lo, s->guest_seconds[i]);
+		hi = fmax(hi, s->guest_seconds[i]);
 	}
+	d = bench_decimals(lo, 2); /* both ends as the shorter one needs */
+	progress_clear();
 	fprintf(stderr,
-		"%s%s %-9s %-8s N=%-4u guests %.2f-%.2f s (max/min "
-		"%.3f), %.1f MB/s, %.0f IOPS, p50 %.0f p99 %.0f us, device "
-		"%.0f us/io, host "
-		"busy %.0f%% (others %.0f%%) steal %.0f%%, cached %.0f MiB "
-		"before eviction\n",
-		r->b->tty ? "\r" : "", run_label(r->b, label, sizeof(label)),
+		"%s %-9s %-8s N=%-4u guests %.*f-%.*f s (max/min %.3f), "
+		"%.1f MB/s, %.0f IOPS, p50 %s p99 %s us, device %s, host busy "
+		"%s (others %s) steal %s, cached %.0f MB before eviction\n",
+		run_label(r->b, label, sizeof(label)),
 		bench_job_name(r->cell->job), bench_arm_name(r->arm),
-		r->cell->n, lo, hi, s->fairness, s->mbps, s->iops, s->p50_us,
-		s->p99_us, s->device_us_per_io, s->host_busy_pct,
-		s->host_others_pct, s->host_steal_pct, s->cached_before_mib);
+		r->cell->n, d, lo, d, hi, s->fairness, s->mbps, s->iops,
+		bench_format(p50, sizeof(p50), s->p50_us, 0, "", "n/a"),
+		bench_format(p99, sizeof(p99), s->p99_us, 0, "", "n/a"),
+		bench_format(dev, sizeof(dev), s->device_us_per_io, 0, " us/io",
+			     "not measured"),
+		bench_format(busy, sizeof(busy), s->host_busy_pct, 0, "%",
+			     "not measured"),
+		bench_format(others, sizeof(others), s->host_others_pct, 0, "%",
+			     "not measured"),
+		bench_format(steal, sizeof(steal), s->host_steal_pct, 0, "%",
+			     "not measured"),
+		s->cached_before_mib * BENCH_MB_PER_MIB);
 }
 
 static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
@@ -431,7 +461,8 @@ static void fail_cell(struct bench_cell *c, enum bench_cell_status st,
 	/* A long reason is cut to fit the note. */
 	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1,
 		 why);
-	fprintf(stderr, "\nblkback-bench: %s %s N=%u %s: %s\n",
+	progress_clear();
+	fprintf(stderr, "blkback-bench: %s %s N=%u %s: %s\n",
 		bench_job_name(c->job), bench_arm_name(c->arm), c->n,
 		st == BENCH_CELL_SKIPPED ? "skipped" : "FAILED", why);
 }
@@ -520,10 +551,12 @@ static void warm_up(struct bench *b, struct bench_cell *cell,
 	enum bench_cell_status st;
 	char why[512] = "";
 
-	if (run_arm(b, cell, job, &s, &st, why, sizeof(why)) < 0)
-		fprintf(stderr, "\nblkback-bench: warm-up %s %s N=%u: %s\n",
+	if (run_arm(b, cell, job, &s, &st, why, sizeof(why)) < 0) {
+		progress_clear();
+		fprintf(stderr, "blkback-bench: warm-up %s %s N=%u: %s\n",
 			bench_job_name(cell->job), bench_arm_name(cell->arm),
 			cell->n, why);
+	}
 	free(s.guest_seconds);
 }
 
@@ -642,18 +675,22 @@ static void check_arms(struct bench *b)
 static void print_usage(const char *who, const struct proc_usage *u)
 {
 	fprintf(stderr,
-		"  %-18s RSS %6.1f MiB (own %6.1f, mapped %6.1f), %5u fds "
+		"  %-18s RSS %6.1f MB (own %6.1f, mapped %6.1f), %5u fds "
 		"(limit %lu), %4u threads\n",
-		who, u->rss_mib, u->anon_mib, u->shared_mib, u->fds,
-		u->nofile_limit, u->threads);
+		who, u->rss_mib * BENCH_MB_PER_MIB,
+		u->anon_mib * BENCH_MB_PER_MIB,
+		u->shared_mib * BENCH_MB_PER_MIB, u->fds, u->nofile_limit,
+		u->threads);
 }
 
 static void print_idle(const struct idle_figures *f)
 {
 	fprintf(stderr,
-		"blkback-bench: %u idle guests attached in %.2f s (plug %.2f "
-		"s, frontends %.2f s)\n",
-		f->guests, f->attach_seconds, f->plug_seconds,
+		"blkback-bench: %u idle guests attached in %.*f s (plug %.*f "
+		"s, frontends %.*f s)\n",
+		f->guests, bench_decimals(f->attach_seconds, 2),
+		f->attach_seconds, bench_decimals(f->plug_seconds, 2),
+		f->plug_seconds, bench_decimals(f->connect_seconds, 2),
 		f->connect_seconds);
 	print_usage("daemon before", &f->daemon_before);
 	print_usage("daemon with them", &f->daemon);
@@ -705,10 +742,53 @@ static void attach_idle_guests(struct bench *b)
 	}
 }
 
+/*
+ * @dir and its missing parents, as mkdir -p makes them; they stay after
+ * the run (only the work directory inside goes). On failure, -errno and
+ * the directory that could not be made in @failed.
+ */
+static int make_dirs(const char *dir, char *failed, size_t len)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(dir);
+
+	snprintf(failed, len, "%s", dir);
+	if (!n)
+		return -ENOENT;
+	if (n >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, n + 1);
+	for (char *p = path + 1;; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+			int ret = -errno;
+
+			snprintf(failed, len, "%s", path);
+			return ret;
+		}
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
 static void make_workdir(struct bench *b)
 {
 	const char *base = b->cfg->dir;
+	char failed[PATH_MAX];
+	int ret;
 
+	if (base && (ret = make_dirs(base, failed, sizeof(failed))) < 0) {
+		fprintf(stderr,
+			"blkback-bench: cannot create --dir %s: %s: %s "
+			"(name a directory you may create)\n",
+			base, failed, strerror(-ret));
+		exit(1);
+	}
 	if (!base)
 		base = getenv("TMPDIR");
 	if (!base || !*base)
@@ -888,7 +968,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	b.cfg = &b.opt.cfg;
-	b.tty = isatty(STDERR_FILENO);
+	progress_init();
 	if (cleanup_install() < 0)
 		die("cannot install signal handlers");
 	make_workdir(&b);

@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static double ticks_per_second(void)
@@ -15,28 +15,15 @@ static double ticks_per_second(void)
 
 int cpu_process_seconds(pid_t pid, double *out)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long utime, stime;
-	size_t len;
-	FILE *f;
+	struct timespec ts;
+	clockid_t clock;
+	int ret = clock_getcpuclockid(pid, &clock);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (ret)
+		return -ret;
+	if (clock_gettime(clock, &ts) < 0)
 		return -errno;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = 0;
-	/* The command name may hold spaces and ')': skip to the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	/* Fields 3..15 follow: state ... utime(14) stime(15). */
-	if (sscanf(p + 2,
-		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-		   &utime, &stime) != 2)
-		return -EINVAL;
-	*out = (double)(utime + stime) / ticks_per_second();
+	*out = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	return 0;
 }
 
@@ -57,4 +44,11 @@ int cpu_host_seconds(double *busy, double *stolen)
 		ticks_per_second();
 	*stolen = (double)steal / ticks_per_second();
 	return 0;
+}
+
+double cpu_host_resolution(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (6.0 + 2.0 * (double)(ncpu > 0 ? ncpu : 1)) / ticks_per_second();
 }

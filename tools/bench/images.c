@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tools/bench/cleanup.h"
+#include "tools/bench/progress.h"
 
 #define FILL_CHUNK (1024u * 1024u)
 
@@ -48,13 +49,10 @@ static int check_space(const char *dir, uint64_t need, char *why,
 		return 0; /* let the writes tell */
 	if ((uint64_t)sv.f_bavail * sv.f_frsize < need + need / 10) {
 		snprintf(why, why_len,
-			 "%s has %llu MiB free, the images need %llu MiB "
+			 "%s has %.1f MB free, the images need %.1f MB "
 			 "(use --dir, or a smaller --size)",
-			 dir,
-			 (unsigned long long)((uint64_t)sv.f_bavail *
-						      sv.f_frsize >>
-					      20),
-			 (unsigned long long)(need >> 20));
+			 dir, (double)sv.f_bavail * (double)sv.f_frsize / 1e6,
+			 (double)need / 1e6);
 		return -ENOSPC;
 	}
 	return 0;
@@ -90,10 +88,13 @@ int images_create(struct bench_images *im, const char *dir, unsigned int n,
 				 im->paths[i], strerror(-ret));
 			break;
 		}
-		fprintf(stderr, "\rblkback-bench: writing images %u/%u", i + 1,
-			n);
+		progress_update("blkback-bench: writing images %u/%u", i + 1,
+				n);
 	}
-	fprintf(stderr, "\n");
+	progress_clear();
+	if (!ret)
+		fprintf(stderr, "blkback-bench: wrote %u image%s of %.1f MB\n",
+			n, n == 1 ? "" : "s", (double)bytes / 1e6);
 	free(buf);
 	return ret;
 }

@@ -9,6 +9,9 @@ tools_bench_blkback_bench_SOURCES = \
 	tools/bench/options.c tools/bench/options.h \
 	tools/bench/job.c tools/bench/job.h \
 	tools/bench/latency.c tools/bench/latency.h \
+	tools/bench/format.c tools/bench/format.h \
+	tools/bench/progress.c tools/bench/progress.h \
+	tools/bench/axis.c tools/bench/axis.h \
 	tools/bench/handoff.c tools/bench/handoff.h \
 	tools/bench/engine.h \
 	tools/bench/engine-uring.c tools/bench/engine-uring.h \

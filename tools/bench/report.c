@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/bench/format.h"
+
 static const char *status_name(enum bench_cell_status s)
 {
 	switch (s) {
@@ -35,23 +37,26 @@ static void guest_range(const struct bench_cell *c, double *lo, double *hi)
 
 #define COL_W 12
 
-/* A number, or "n/a"; loop's CPU figure carries a '*'. */
+/*
+ * A number, or "n/a" where none was measured; loop's CPU figure carries a
+ * '*'. At least @decimals, more for a small value (format.h).
+ */
 static void format_value(char *buf, size_t len, double v, int decimals,
 			 const char *mark)
 {
-	if (isnan(v))
-		snprintf(buf, len, "n/a");
-	else
-		snprintf(buf, len, "%.*f%s", decimals, v, mark);
+	bench_format(buf, len, v, decimals, mark, "n/a");
 }
 
+/* Both ends with the decimals the lower one needs. */
 static void format_range(char *buf, size_t len, double lo, double hi,
 			 int decimals)
 {
+	int d = bench_decimals(lo, decimals);
+
 	if (isnan(lo))
 		snprintf(buf, len, "n/a");
 	else
-		snprintf(buf, len, "%.*f-%.*f", decimals, lo, decimals, hi);
+		snprintf(buf, len, "%.*f-%.*f", d, lo, d, hi);
 }
 
 struct column {
@@ -90,8 +95,8 @@ static void table_row(FILE *f, const struct bench_cell *c, bool spread)
 		return;
 	}
 	guest_range(c, &lo, &hi);
-	fprintf(f, "%5u  %-9s %8.2f-%-8.2f", c->n, bench_arm_name(c->arm), lo,
-		hi);
+	format_range(text, sizeof(text), lo, hi, 2);
+	fprintf(f, "%5u  %-9s %17s", c->n, bench_arm_name(c->arm), text);
 	for (size_t i = 0; i < nr; i++) {
 		format_value(text, sizeof(text), field(&c->median, &columns[i]),
 			     columns[i].decimals, i == nr - 1 ? mark : "");
@@ -128,7 +133,7 @@ static void table_daemon(FILE *f, const struct bench_results *r,
 		for (unsigned int a = 0; a < cfg->nr_arms; a++) {
 			const struct bench_cell *c = bench_cell_find(
 				r, job, cfg->arms[a], cfg->guests[g]);
-			char text[40];
+			char text[96];
 
 			if (!c || c->status != BENCH_CELL_OK ||
 			    c->cpu_method != BENCH_CPU_DAEMON)
@@ -149,13 +154,14 @@ static void table_daemon(FILE *f, const struct bench_results *r,
 					     cols[i].decimals, "");
 				if (cfg->repeat > 1 && !isnan(v)) {
 					size_t len = strlen(text);
+					char range[40];
 
+					format_range(range, sizeof(range),
+						     field(&c->lo, &cols[i]),
+						     field(&c->hi, &cols[i]),
+						     cols[i].decimals);
 					snprintf(text + len, sizeof(text) - len,
-						 " (%.*f-%.*f)",
-						 cols[i].decimals,
-						 field(&c->lo, &cols[i]),
-						 cols[i].decimals,
-						 field(&c->hi, &cols[i]));
+						 " (%s)", range);
 				}
 				fprintf(f, " %*s", i == 2 ? 21 : 17, text);
 			}
@@ -189,40 +195,54 @@ static void table_targets(FILE *f, const struct bench_results *r,
 	}
 }
 
+/* "RSS MB / fds / threads" of @u. */
+static void format_usage(char *buf, size_t len, const struct proc_usage *u)
+{
+	snprintf(buf, len, "%.1f / %u / %u", u->rss_mib * BENCH_MB_PER_MIB,
+		 u->fds, u->threads);
+}
+
 static void table_idle(FILE *f, const struct bench_results *r)
 {
 	const struct bench_config *cfg = r->cfg;
 
 	fprintf(f, "\nidle guests: attached to the one daemon, no I/O\n");
 	fprintf(f, "%6s %9s %9s %9s  %-28s %-28s %s\n", "idle", "attach s",
-		"plug s", "connect s", "daemon RSS MiB/fds/threads",
+		"plug s", "connect s", "daemon RSS MB/fds/threads",
 		"(before: RSS/fds/threads)", "detach s");
 	for (unsigned int i = 0; i < cfg->nr_idle; i++) {
 		const struct idle_figures *g = &r->idle[i];
-		char now[40], before[40];
+		char now[40], before[40], t[4][24];
 
 		if (g->error < 0 && !(g->attach_seconds > 0)) {
 			fprintf(f, "%6u failed: %s\n", g->guests, g->note);
 			continue;
 		}
-		snprintf(now, sizeof(now), "%.1f / %u / %u", g->daemon.rss_mib,
-			 g->daemon.fds, g->daemon.threads);
-		snprintf(before, sizeof(before), "(%.1f / %u / %u)",
-			 g->daemon_before.rss_mib, g->daemon_before.fds,
-			 g->daemon_before.threads);
-		fprintf(f, "%6u %9.2f %9.2f %9.2f  %-28s %-28s %.2f\n",
-			g->guests, g->attach_seconds, g->plug_seconds,
-			g->connect_seconds, now, before, g->detach_seconds);
+		format_usage(now, sizeof(now), &g->daemon);
+		format_usage(t[0], sizeof(t[0]), &g->daemon_before);
+		snprintf(before, sizeof(before), "(%s)", t[0]);
+		fprintf(f, "%6u %9s %9s %9s  %-28s %-28s %s\n", g->guests,
+			bench_format(t[0], sizeof(t[0]), g->attach_seconds, 2,
+				     "", "n/a"),
+			bench_format(t[1], sizeof(t[1]), g->plug_seconds, 2, "",
+				     "n/a"),
+			bench_format(t[2], sizeof(t[2]), g->connect_seconds, 2,
+				     "", "n/a"),
+			now, before,
+			bench_format(t[3], sizeof(t[3]), g->detach_seconds, 2,
+				     "", "n/a"));
 		fprintf(f,
-			"  target daemon RSS with %u idle guests, MiB %11.1f "
-			"<= %.0f  %s\n",
-			g->guests, g->daemon.rss_mib, IDLE_RSS_TARGET_MIB,
+			"  target daemon RSS with %u idle guests, MB %12.1f "
+			"<= %.1f  %s\n",
+			g->guests, g->daemon.rss_mib * BENCH_MB_PER_MIB,
+			IDLE_RSS_TARGET_MIB * BENCH_MB_PER_MIB,
 			g->daemon.rss_mib <= IDLE_RSS_TARGET_MIB ? "PASS"
 								 : "MISS");
 		fprintf(f,
-			"  target attach of %u idle guests, s %18.2f <= %.0f  "
+			"  target attach of %u idle guests, s %18.*f <= %.0f  "
 			"%s\n",
-			g->guests, g->attach_seconds, IDLE_ATTACH_TARGET_S,
+			g->guests, bench_decimals(g->attach_seconds, 2),
+			g->attach_seconds, IDLE_ATTACH_TARGET_S,
 			g->attach_seconds <= IDLE_ATTACH_TARGET_S ? "PASS"
 								  : "MISS");
 		if (g->error < 0)
@@ -280,13 +300,19 @@ void report_table(FILE *f, const struct bench_results *r)
 		table_targets(f, r, job);
 	}
 	fprintf(f,
-		"\np50 +raw us: the arm's p50 latency minus raw's, repeat by "
+		"\nMB/s: 10^6 bytes per second; every amount here is in MB "
+		"(10^6 bytes).\n"
+		"n/a: not measured: the arm has no such figure, or no true one "
+		"this run (an\n  arm faster than raw adds no latency; a CPU "
+		"time below what its counters\n  resolve); see "
+		"blkback-bench(1).\n"
+		"p50 +raw us: the arm's p50 latency minus raw's, repeat by "
 		"repeat (the added latency).\n"
 		"dev us/io: the mean time a request to the images' block "
 		"device took there\n  (/sys/dev/block/*/stat), whoever sent "
 		"it: the device's share of the latency.\n"
 		"cpu us/io: the backend's CPU per I/O: blkbackd = the daemon "
-		"process (/proc/PID/stat);\n* loop = host busy CPU "
+		"process (its CPU clock);\n* loop = host busy CPU "
 		"(/proc/stat) minus the guests' own, which includes anything "
 		"else\n  running on the host; raw has no backend.\n"
 		"floor: blkbackd serving null images (no I/O): what the "
@@ -319,12 +345,15 @@ static int close_output(FILE *f)
 	return fclose(f) || bad ? -EIO : 0;
 }
 
-/* ",value" with @decimals digits after the point, or "," for n/a. */
+/*
+ * ",value" with at least @decimals digits after the point (more for a
+ * small value, so that it does not read 0), or "," for n/a.
+ */
 static void csv_number(FILE *f, double v, int decimals)
 {
 	fputc(',', f);
 	if (!isnan(v))
-		fprintf(f, "%.*f", decimals, v);
+		fprintf(f, "%.*f", bench_decimals(v, decimals), v);
 }
 
 /* The original columns first, so that scripts reading them by position
@@ -404,10 +433,11 @@ int report_csv(const char *path, const struct bench_results *r)
 			fputc('\n', f);
 			continue;
 		}
-		csv_number(f, m->wall_seconds, 4);
+		/* Microseconds: a short job's time never reads 0. */
+		csv_number(f, m->wall_seconds, 6);
 		fputc(',', f);
 		for (unsigned int g = 0; g < c->n; g++)
-			fprintf(f, "%s%.4f", g ? ";" : "", m->guest_seconds[g]);
+			fprintf(f, "%s%.6f", g ? ";" : "", m->guest_seconds[g]);
 		csv_number(f, m->fairness, 4);
 		csv_number(f, m->mbps, 2);
 		csv_number(f, m->iops, 1);

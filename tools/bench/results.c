@@ -20,7 +20,7 @@ static const char *const arm_names[BENCH_NR_ARMS] = {
 	}
 
 const struct bench_metric bench_metrics[] = {
-	METRIC("wall_seconds", wall_seconds, 4),
+	METRIC("wall_seconds", wall_seconds, 6),
 	METRIC("fairness", fairness, 4),
 	METRIC("aggregate_mbps", mbps, 2),
 	METRIC("aggregate_iops", iops, 1),
@@ -215,9 +215,11 @@ static bool pairs_with(const struct bench_cell *c,
 
 /*
  * The floor arm is no I/O path, so nothing it does is added over raw's;
- * the other daemon arms are measured against both. A repeat in which a
- * daemon arm came out faster than raw and the floor together measured
- * noise, not what it adds: it counts as not measured.
+ * the other daemon arms are measured against both. A repeat in which an
+ * arm came out faster than raw (the loop arm's page cache, the host's
+ * noise), or a daemon arm faster than raw and the floor together,
+ * measured no added latency, and a negative one is none: it counts as not
+ * measured, and the median is of the repeats that measured one.
  */
 static void pair_with_raw(struct bench_cell *c, const struct bench_cell *raw,
 			  const struct bench_cell *floor)
@@ -235,7 +237,9 @@ static void pair_with_raw(struct bench_cell *c, const struct bench_cell *raw,
 		s->p50_over_floor_us =
 			floored ? s->p50_added_us - floor->samples[i].p50_us
 				: NAN;
-		/* Below zero it is the host's noise, not a latency. */
+		/* Below zero it is not a latency. */
+		if (s->p50_added_us < 0)
+			s->p50_added_us = NAN;
 		if (s->p50_over_floor_us < 0)
 			s->p50_over_floor_us = NAN;
 	}

@@ -56,7 +56,8 @@ struct bench_sample {
 	double mbps; /* aggregate, 10^6 bytes/s over the wall time */
 	double iops;
 	double p50_us, p99_us;
-	double backend_cpu_us_per_io; /* NaN when not applicable */
+	/* NaN without a backend, or where its CPU was not measured. */
+	double backend_cpu_us_per_io;
 	/*
 	 * The daemon's system calls and voluntary context switches (sleeps)
 	 * per request, counted (tools/bench/syscount.h); NaN for the arms
@@ -70,7 +71,11 @@ struct bench_sample {
 	 * and blkbackd the device's share of the latency; NaN without one.
 	 */
 	double device_us_per_io;
-	/* p50 minus raw's p50 in the same repeat, job and N; NaN for raw. */
+	/*
+	 * p50 minus raw's p50 in the same repeat, job and N; NaN for raw
+	 * and the floor, and below zero (the arm was faster than raw: it
+	 * added nothing that can be measured).
+	 */
 	double p50_added_us;
 	/*
 	 * A daemon arm's p50 minus raw's and the floor arm's, in the same
@@ -81,7 +86,10 @@ struct bench_sample {
 	double p50_over_floor_us;
 	uint64_t ops, bytes;
 	double cached_before_mib, cached_at_start_mib;
-	/* Percent of all CPUs over the run. */
+	/*
+	 * Percent of all CPUs over the run; busy and others NaN where they
+	 * do not stand above what /proc/stat's ticks resolve (cpu.h).
+	 */
 	double host_busy_pct, host_steal_pct, host_others_pct;
 };
 
