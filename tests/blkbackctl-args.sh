@@ -46,6 +46,8 @@ usage_error limit 1/xvda --bw 5X
 usage_error list 1/xvda
 usage_error frobnicate
 usage_error --json metrics
+usage_error --timeout 5 stats
+usage_error --iops 5 list
 usage_error detach 1
 usage_error detach 1/xvdb xvdb
 usage_error attach 2/xvdc "$WORK/d2.img" xvdc

@@ -155,6 +155,7 @@ struct cli {
 	int bw_unit; /* the unit --bw was typed in: 'K', 'M', 'G' or 0 */
 	struct attach_options plug;
 	bool plug_opts; /* an attach-only option was given */
+	bool timeout_set; /* --timeout, for attach and detach */
 	bool json, http;
 	struct domains ds; /* for domain names */
 	const struct command *cmd;
@@ -485,42 +486,41 @@ static int run_limit(struct cli *c, char **args)
 
 /*
  * The domain and vdev of attach and detach: "DOMAIN VDEV" as xl
- * block-detach takes them, or one DISK (DOMAIN/VDEV). attach and detach
- * talk to xenstore, not to the daemon (attach.h).
+ * block-detach takes them (@vdev: the one typed after), or one DISK
+ * (DOMAIN/VDEV) in @arg. *@vdev_out points into one of them. attach and
+ * detach talk to xenstore, not to the daemon (attach.h).
  */
-static int plug_target(struct cli *c, const char *dom, const char *vdev,
-		       uint32_t *domid, char *buf, size_t len)
+static int plug_target(struct cli *c, const char *arg, const char *vdev,
+		       uint32_t *domid, const char **vdev_out)
 {
-	const char *slash = strrchr(dom, '/');
+	const char *slash = strrchr(arg, '/');
 	char name[256];
 
-	if (!slash) {
-		snprintf(buf, len, "%s", vdev);
-		return domain_of(c, dom, domid);
-	}
-	if (slash == dom || (size_t)(slash - dom) >= sizeof(name) || !slash[1])
+	*vdev_out = vdev;
+	if (!slash)
+		return domain_of(c, arg, domid);
+	if (slash == arg || (size_t)(slash - arg) >= sizeof(name) || !slash[1])
 		return usage_error(c->cmd,
 				   "%s: '%s' is not a disk: give DOMAIN/VDEV "
 				   "(7/xvdb, web1/xvdb)",
-				   c->cmd->name, dom);
-	snprintf(name, sizeof(name), "%.*s", (int)(slash - dom), dom);
-	snprintf(buf, len, "%s", slash + 1);
+				   c->cmd->name, arg);
+	snprintf(name, sizeof(name), "%.*s", (int)(slash - arg), arg);
+	*vdev_out = slash + 1;
 	return domain_of(c, name, domid);
 }
 
 /* attach DOMAIN IMAGE [VDEV] | attach DISK IMAGE */
 static int run_attach(struct cli *c, char **args)
 {
-	char vdev[64];
+	const char *vdev;
 	uint32_t domid;
 	int ret;
 
 	if (strchr(args[0], '/') && args[2])
 		return usage_error(c->cmd, "attach: give the vdev in DISK or "
-					   "after "
-					   "IMAGE, not both");
-	ret = plug_target(c, args[0], args[2] ? args[2] : "xvda", &domid, vdev,
-			  sizeof(vdev));
+					   "after IMAGE, not both");
+	ret = plug_target(c, args[0], args[2] ? args[2] : "xvda", &domid,
+			  &vdev);
 	if (ret)
 		return ret;
 	return attach_disk(domid, args[1], vdev, &c->plug);
@@ -529,15 +529,14 @@ static int run_attach(struct cli *c, char **args)
 /* detach DOMAIN VDEV | detach DISK */
 static int run_detach(struct cli *c, char **args)
 {
-	char vdev[64];
+	const char *vdev;
 	uint32_t domid;
 	int ret;
 
 	if (!strchr(args[0], '/') != !!args[1])
-		return usage_error(c->cmd, "detach: give DOMAIN VDEV, "
-					   "or DISK (DOMAIN/VDEV)");
-	ret = plug_target(c, args[0], args[1] ? args[1] : "", &domid, vdev,
-			  sizeof(vdev));
+		return usage_error(c->cmd, "detach: give DOMAIN VDEV, or DISK "
+					   "(DOMAIN/VDEV)");
+	ret = plug_target(c, args[0], args[1], &domid, &vdev);
 	if (ret)
 		return ret;
 	return detach_disk(domid, vdev, &c->plug);
@@ -651,6 +650,9 @@ static const struct command *find_command(const struct cli *c, int argc,
 	else if (c->plug_opts && cmd->run != run_attach)
 		usage_error(cmd, "--readonly, --cdrom and --no-discard go with "
 				 "attach only");
+	else if (c->timeout_set && cmd->run != run_attach &&
+		 cmd->run != run_detach)
+		usage_error(cmd, "--timeout goes with attach and detach only");
 	else if (c->json && cmd->run == run_metrics)
 		usage_error(cmd, "metrics are Prometheus text; the same "
 				 "counters as JSON: blkbackctl --json stats");
@@ -735,6 +737,7 @@ static int parse_options(struct cli *c, int argc, char **argv)
 						   "seconds, 1 to 3600",
 						   optarg);
 			c->plug.timeout_s = (unsigned int)n;
+			c->timeout_set = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -93,11 +93,12 @@ static const char *label(json_object *d, char *buf, size_t len)
 static const char *size_of(json_object *d, const char *key, char *buf,
 			   size_t len)
 {
-	if (!known(d, key) || !known(d, "sector_size"))
+	uint64_t sectors = (uint64_t)num(d, key),
+		 sector_size = (uint64_t)num(d, "sector_size");
+
+	if (!known(d, key) || !sector_size)
 		return "-";
-	return human_size((uint64_t)num(d, key) * (uint64_t)num(d, "sector_"
-								   "size"),
-			  buf, len);
+	return human_size(sectors * sector_size, buf, len);
 }
 
 static int add_list_row(struct table *t, json_object *d)
