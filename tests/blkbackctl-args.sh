@@ -7,7 +7,7 @@
 # their content, and shows "-" for the size of a disk whose guest has not
 # connected (its sector size is not known), never 0. `limit` answers in
 # the unit the limit was typed in, `resize` says old -> new, and every
-# command but metrics answers JSON with --json.
+# command answers JSON with --json.
 . "$top_srcdir/tests/lib.sh"
 requires python3
 xensim_setup
@@ -45,7 +45,7 @@ usage_error limit 1:xvda
 usage_error limit 1/xvda --bw 5X
 usage_error list 1/xvda
 usage_error frobnicate
-usage_error --json metrics
+usage_error --json --textfile "$WORK/m.prom" metrics
 usage_error --timeout 5 stats
 usage_error --iops 5 list
 usage_error detach 1
@@ -148,9 +148,9 @@ grep -q "^vbd 2/51728 ($(xs_read /local/domain/2/name)): its guest has not conne
 	"$WORK/resize.out" ||
 	fail "resize of a disk not connected: $(cat "$WORK/resize.out")"
 
-# --json everywhere else: log-level, reload, attach, detach.
+# --json everywhere else: log-level, reload, metrics, attach, detach.
 truncate -s 4M "$WORK/d3.img" "$WORK/d4.img" || hard_error "truncate failed"
-for args in log-level reload "attach $NAME1/xvdc $WORK/d3.img" \
+for args in log-level reload metrics "attach $NAME1/xvdc $WORK/d3.img" \
 	"detach $NAME1 xvdc"; do
 	# shellcheck disable=SC2086
 	$CTL --json $args >"$WORK/any.json" || fail "--json $args failed"

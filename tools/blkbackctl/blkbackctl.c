@@ -25,6 +25,7 @@
 #include "tools/blkbackctl/attach.h"
 #include "tools/blkbackctl/disk-arg.h"
 #include "tools/blkbackctl/http.h"
+#include "tools/blkbackctl/metrics-json.h"
 #include "tools/blkbackctl/metrics.h"
 #include "tools/blkbackctl/show.h"
 
@@ -364,6 +365,33 @@ static int serve_http(const char *path)
 	return fflush(stdout) == 0 ? ret : 1;
 }
 
+/*
+ * --json metrics: the text, read back into JSON (metrics-json.h), so that
+ * both forms say the same.
+ */
+static int print_metrics_json(json_object *devices)
+{
+	json_object *families = NULL;
+	size_t len = 0;
+	char *text = NULL;
+	FILE *mem = open_memstream(&text, &len);
+	int ret = mem ? metrics_write(mem, devices) : -errno;
+
+	if (mem && fclose(mem) != 0)
+		ret = ret ?: -errno;
+	if (ret == 0)
+		ret = metrics_text_to_json(text, &families);
+	free(text);
+	if (ret < 0) {
+		fprintf(stderr, "blkbackctl: metrics as JSON: %s\n",
+			strerror(-ret));
+		return 1;
+	}
+	print_json(families);
+	json_object_put(families);
+	return 0;
+}
+
 static int run_metrics(struct cli *c, char **args)
 {
 	json_object *reply = NULL, *devices;
@@ -375,10 +403,12 @@ static int run_metrics(struct cli *c, char **args)
 	ret = query(c, "stats", &reply);
 	if (ret)
 		return ret;
-	if (json_object_object_get_ex(reply, "devices", &devices))
-		ret = print_metrics(devices, c->textfile);
-	else
+	if (!json_object_object_get_ex(reply, "devices", &devices))
 		ret = 1;
+	else if (c->json)
+		ret = print_metrics_json(devices);
+	else
+		ret = print_metrics(devices, c->textfile);
 	json_object_put(reply);
 	return ret;
 }
@@ -599,8 +629,7 @@ static void usage(FILE *out)
 		"Options:\n"
 		"  -s, --socket PATH    the daemon's control socket (default "
 		"%s)\n"
-		"  -j, --json           print the reply as JSON (every command "
-		"but metrics)\n"
+		"  -j, --json           print the reply as JSON\n"
 		"  -t, --textfile PATH  metrics: write them to PATH, "
 		"atomically (node_exporter)\n"
 		"      --http           metrics: answer an HTTP GET /metrics "
@@ -653,11 +682,9 @@ static const struct command *find_command(const struct cli *c, int argc,
 	else if (c->timeout_set && cmd->run != run_attach &&
 		 cmd->run != run_detach)
 		usage_error(cmd, "--timeout goes with attach and detach only");
-	else if (c->json && cmd->run == run_metrics)
-		usage_error(cmd, "metrics are Prometheus text; the same "
-				 "counters as JSON: blkbackctl --json stats");
-	else if (c->http && c->textfile)
-		usage_error(cmd, "--http or --textfile, not both");
+	else if ((c->http != 0) + (c->textfile != NULL) + c->json > 1 &&
+		 cmd->run == run_metrics)
+		usage_error(cmd, "--http, --textfile or --json, one of them");
 	else
 		return cmd;
 	return NULL;
