@@ -117,6 +117,23 @@ static json_object *limit_of(const struct blk_throttle_info *t)
 	return o;
 }
 
+/*
+ * A device's size is known once its guest first connected (the guest
+ * decides the sector size); until then its size and sector size are null,
+ * not 0.
+ */
+static json_object *known_size(const struct vbd_info *v)
+{
+	return v->sector_size ? json_object_new_int((int)v->sector_size) : NULL;
+}
+
+static void add_size(json_object *o, const char *key, const struct vbd_info *v)
+{
+	json_object_object_add(
+		o, key,
+		v->sector_size ? json_object_new_uint64(v->sectors) : NULL);
+}
+
 static void add_listing(const struct vbd_info *v, void *arg)
 {
 	json_object *o = device_id(v), *f = json_object_new_object();
@@ -136,10 +153,8 @@ static void add_listing(const struct vbd_info *v, void *arg)
 								      : "cop"
 									"y"));
 	}
-	json_object_object_add(o, "sectors",
-			       json_object_new_uint64(v->sectors));
-	json_object_object_add(o, "sector_size",
-			       json_object_new_int(v->sector_size));
+	add_size(o, "sectors", v);
+	json_object_object_add(o, "sector_size", known_size(v));
 	json_object_object_add(o, "readonly",
 			       json_object_new_boolean(v->readonly));
 	json_object_object_add(f, "flush",
@@ -205,11 +220,18 @@ static json_object *nbd_link(const struct blk_nbd_link_counts *c)
 	return o;
 }
 
-struct stats_query {
-	json_object *devices;
+/* The devices a request is about: all, or one. */
+struct device_query {
+	json_object *devices; /* the reply's */
 	uint32_t domid, devid;
 	bool one; /* only domid/devid */
+	size_t next; /* resize's second pass: the device it is at */
 };
+
+static bool wanted(const struct device_query *q, const struct vbd_info *v)
+{
+	return !q->one || (v->domid == q->domid && v->devid == q->devid);
+}
 
 static json_object *moves_of(const struct vbd_moves *m)
 {
@@ -230,11 +252,11 @@ static json_object *moves_of(const struct vbd_moves *m)
 
 static void add_stats(const struct vbd_info *v, void *arg)
 {
-	struct stats_query *q = arg;
+	struct device_query *q = arg;
 	const struct blk_stats *s = &v->stats;
 	json_object *o, *stages;
 
-	if (q->one && (v->domid != q->domid || v->devid != q->devid))
+	if (!wanted(q, v))
 		return;
 	o = device_id(v);
 	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++)
@@ -273,6 +295,18 @@ static json_object *error_reply(const char *msg)
 }
 
 /*
+ * An error in the request itself (an unknown request or argument), not in
+ * what it asks for: blkbackctl exits 2 for it, as for its own usage errors.
+ */
+static json_object *bad_request(const char *msg)
+{
+	json_object *o = error_reply(msg);
+
+	json_object_object_add(o, "bad_request", json_object_new_boolean(1));
+	return o;
+}
+
+/*
  * "log-level [LEVEL]": change the level (from now on, on every thread) and
  * answer the one in force.
  */
@@ -287,7 +321,7 @@ static json_object *log_level(struct daemon *d, const char *level)
 		option_describe(opt, accepted, sizeof(accepted));
 		snprintf(msg, sizeof(msg), "unknown log level '%s': give %s",
 			 level, accepted);
-		return error_reply(msg);
+		return bad_request(msg);
 	}
 	name = option_choice_name(opt, d->opts.log_level);
 	if (level) {
@@ -300,20 +334,66 @@ static json_object *log_level(struct daemon *d, const char *level)
 	return reply;
 }
 
+/*
+ * A resize answers the devices it looked at, each with its state and its
+ * size before (old_sectors) and after (sectors), in sector_size units;
+ * null until its guest first connected (vbd_info: the guest decides the
+ * sector size). A guest not connected now gets the new size when it
+ * connects.
+ */
+static void size_before(const struct vbd_info *v, void *arg)
+{
+	struct device_query *q = arg;
+	json_object *o;
+
+	if (!wanted(q, v))
+		return;
+	o = device_id(v);
+	add_size(o, "old_sectors", v);
+	json_object_array_add(q->devices, o);
+}
+
+/* The same devices in the same order: resizing adds and removes none. */
+static void size_after(const struct vbd_info *v, void *arg)
+{
+	struct device_query *q = arg;
+	json_object *o;
+
+	if (!wanted(q, v) || q->next >= json_object_array_length(q->devices))
+		return;
+	o = json_object_array_get_idx(q->devices, q->next++);
+	json_object_object_add(o, "state", json_object_new_string(state_of(v)));
+	add_size(o, "sectors", v);
+	json_object_object_add(o, "sector_size", known_size(v));
+}
+
 /* "resize [DOMID/DEVID]": re-read the image sizes; NULL if not that. */
 static json_object *resize(struct daemon *d, const char *req)
 {
-	uint32_t domid, devid;
+	struct device_query q = { 0 };
+	json_object *reply;
 	char extra;
 
-	if (strcmp(req, "resize") == 0)
-		vbd_resize_all(d);
-	else if (sscanf(req, "resize %" SCNu32 "/%" SCNu32 "%c", &domid, &devid,
-			&extra) != 2)
-		return NULL;
-	else if (vbd_resize_one(d, domid, devid) < 0)
+	if (strcmp(req, "resize") != 0) {
+		if (sscanf(req, "resize %" SCNu32 "/%" SCNu32 "%c", &q.domid,
+			   &q.devid, &extra) != 2)
+			return NULL;
+		q.one = true;
+	}
+	q.devices = json_object_new_array();
+	vbd_visit_all(d, size_before, &q);
+	if (q.one && !json_object_array_length(q.devices)) {
+		json_object_put(q.devices);
 		return error_reply("no such device");
-	return json_object_new_object();
+	}
+	if (q.one)
+		vbd_resize_one(d, q.domid, q.devid);
+	else
+		vbd_resize_all(d);
+	vbd_visit_all(d, size_after, &q);
+	reply = json_object_new_object();
+	json_object_object_add(reply, "devices", q.devices);
+	return reply;
 }
 
 /* One limit as the request gives it: a number, or "-" to keep @keep. */
@@ -364,7 +444,7 @@ static json_object *limit(struct daemon *d, const char *req)
 	if (n == 4) {
 		if (limit_arg(iops, q.info.lim.iops, &l.iops) < 0 ||
 		    limit_arg(bps, q.info.lim.bps, &l.bps) < 0)
-			return error_reply("a limit must be a number (0: none) "
+			return bad_request("a limit must be a number (0: none) "
 					   "or - (unchanged)");
 		ret = vbd_set_limits(d, q.domid, q.devid, &l);
 		if (ret < 0) {
@@ -378,13 +458,33 @@ static json_object *limit(struct daemon *d, const char *req)
 	return limit_of(&q.info);
 }
 
-/* "reload": blkbackd.conf again (see reload.h). */
+/* What a reload changed, by list: "applied" or "restart_needed". */
+static void note_change(const char *setting, bool applied, void *arg)
+{
+	json_object *lists = arg, *list;
+
+	json_object_object_get_ex(lists, applied ? "applied" : "restart_needed",
+				  &list);
+	json_object_array_add(list, json_object_new_string(setting));
+}
+
+/*
+ * "reload": blkbackd.conf again (see reload.h); answers the settings it
+ * applied and those that wait for a restart.
+ */
 static json_object *reload(struct daemon *d)
 {
-	if (daemon_reload(d) < 0)
+	json_object *reply = json_object_new_object();
+
+	json_object_object_add(reply, "applied", json_object_new_array());
+	json_object_object_add(reply, "restart_needed",
+			       json_object_new_array());
+	if (daemon_reload(d, note_change, reply) < 0) {
+		json_object_put(reply);
 		return error_reply("the configuration has errors (see the "
 				   "daemon's log); the running settings stay");
-	return json_object_new_object();
+	}
+	return reply;
 }
 
 /* The commands that change something; NULL for the others. */
@@ -407,13 +507,13 @@ static json_object *act(struct daemon *d, const char *req)
 static json_object *answer(struct daemon *d, const char *req)
 {
 	json_object *reply = act(d, req);
-	struct stats_query q;
+	struct device_query q;
 	char extra;
 
 	if (reply)
 		return reply;
 	reply = json_object_new_object();
-	q = (struct stats_query){ .devices = json_object_new_array() };
+	q = (struct device_query){ .devices = json_object_new_array() };
 	if (strcmp(req, "list") == 0) {
 		vbd_visit_all(d, add_listing, q.devices);
 	} else if (strcmp(req, "stats") == 0) {
@@ -430,7 +530,7 @@ static json_object *answer(struct daemon *d, const char *req)
 	} else {
 		json_object_put(q.devices);
 		json_object_put(reply);
-		return error_reply("unknown request (list, stats "
+		return bad_request("unknown request (list, stats "
 				   "[DOMID/DEVID], log-level [LEVEL], resize "
 				   "[DOMID/DEVID], reload, limit DOMID/DEVID "
 				   "[IOPS BPS])");

@@ -4,15 +4,23 @@
  * one request line and gets one JSON document back (blkbackctl(8)).
  *
  *   list                 every device: domain, vdev, image, state and what
- *                        was negotiated
+ *                        was negotiated; its size (sectors, sector_size)
+ *                        null until its guest first connected
  *   stats [DOMID/DEVID]  per-device counters and stage times
  *   log-level [LEVEL]    set the least severe priority logged; answers
  *                        the one in force
- *   resize [DOMID/DEVID] re-read image sizes and publish the changed ones
- *   reload               read blkbackd.conf again (blkbackd/reload.h)
+ *   resize [DOMID/DEVID] re-read image sizes and publish the changed ones;
+ *                        answers each device's old_sectors and sectors
+ *   reload               read blkbackd.conf again (blkbackd/reload.h);
+ *                        answers the settings "applied" and those whose
+ *                        change waits for a restart ("restart_needed")
  *   limit DOMID/DEVID [IOPS BPS]
  *                        set a disk's I/O limits (0: none, -: unchanged;
  *                        kept in its xenstore directory), answer them
+ *
+ * DOMID and DEVID are numbers: blkbackctl turns names into them. An error
+ * is {"error": "..."}, with "bad_request": true when the request itself
+ * is wrong (unknown, or an argument no value of which exists).
  *
  * Root-only by default: the socket is created with mode 0600. Served by
  * the main thread, one client at a time, with a short receive timeout so

@@ -365,7 +365,7 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 			/* SIGHUP: the configuration, never the images. */
 			if (si.ssi_signo != SIGHUP)
 				return (int)si.ssi_signo;
-			daemon_reload(d);
+			daemon_reload(d, NULL, NULL);
 		}
 		/* Before the closed rings: their last news is no longer due. */
 		if (fds[2].revents)

@@ -14,6 +14,8 @@
 struct reload {
 	struct daemon *d;
 	const struct options *fresh;
+	reload_note_fn *note;
+	void *arg;
 };
 
 static void apply_log_level(struct daemon *d, const struct options *fresh)
@@ -69,19 +71,23 @@ static void apply_change(const struct opt_desc *opt, void *arg)
 		if (strcmp(opt->name, live_settings[i].name) == 0) {
 			live_settings[i].apply(r->d, r->fresh);
 			log_notice("reload: %s changed", opt->name);
+			if (r->note)
+				r->note(opt->name, true, r->arg);
 			return;
 		}
 	}
+	if (r->note)
+		r->note(opt->name, false, r->arg);
 	log_warn("reload: %s changed; it takes effect when blkbackd restarts "
 		 "(systemctl restart blkbackd: the guests pause, they keep "
 		 "running)",
 		 opt->name);
 }
 
-int daemon_reload(struct daemon *d)
+int daemon_reload(struct daemon *d, reload_note_fn *note, void *arg)
 {
 	struct options fresh;
-	struct reload r = { .d = d, .fresh = &fresh };
+	struct reload r = { .d = d, .fresh = &fresh, .note = note, .arg = arg };
 
 	log_info("reloading the configuration");
 	if (options_parse(&fresh, d->argc, d->argv) != 0) {

@@ -15,12 +15,22 @@
 #ifndef BLKBACKD_RELOAD_H
 #define BLKBACKD_RELOAD_H
 
+#include <stdbool.h>
+
 struct daemon;
 
 /*
- * Returns 0, or -EINVAL when the configuration has errors (logged, with
- * the file and line): then nothing changes.
+ * Told of each setting the reload found changed, by its name (static):
+ * @applied when it took effect, else it waits for a restart.
  */
-int daemon_reload(struct daemon *d);
+typedef void reload_note_fn(const char *setting, bool applied, void *arg);
+
+/*
+ * Returns 0, or -EINVAL when the configuration has errors (logged, with
+ * the file and line): then nothing changes. @note, unless NULL, is called
+ * for every changed setting, so that a caller can say what the reload did
+ * (blkbackctl reload); each is logged either way.
+ */
+int daemon_reload(struct daemon *d, reload_note_fn *note, void *arg);
 
 #endif /* BLKBACKD_RELOAD_H */

@@ -2,7 +2,8 @@
 # blkbackctl's bash completion, as bash runs it on <Tab>: the commands,
 # the options, the log levels, and after `stats`, `resize` and `limit` the
 # devices the running daemon serves, asked through the socket given on the
-# command line; after `detach` their domains, then that domain's devices.
+# command line; after `detach` their domains, then that domain's devices
+# (also after the domain's name).
 . "$top_srcdir/tests/lib.sh"
 requires bash
 COMPLETION=$top_srcdir/tools/blkbackctl/completion/blkbackctl
@@ -47,6 +48,7 @@ expect "1/51712 7/51728 " --socket "$SOCKET" resize ""
 expect "1/51712 7/51728 " --socket "$SOCKET" limit --iops 5 ""
 expect "1 7 " --socket "$SOCKET" detach ""
 expect "51728 " --socket "$SOCKET" detach 7 ""
+expect "51728 " --socket "$SOCKET" detach "$(xs_read /local/domain/7/name)" ""
 expect "" --socket "$SOCKET" limit 1/51712 --bw ""
 # bash hands "--socket=PATH" over as three words.
 expect "7/51728 " --socket = "$SOCKET" stats 7

@@ -4,7 +4,8 @@
 # format does not allow. The per-disk series carry domid, devid and vdev,
 # the request and sector counters grow with the guest's I/O, the stage
 # histograms are cumulative and end at +Inf with their count, and
-# --textfile writes the same to a file, leaving no temporary file behind.
+# --textfile writes the same to a file, leaving no temporary file behind;
+# --json metrics the same samples as JSON.
 . "$top_srcdir/tests/lib.sh"
 requires_prometheus_parser
 xensim_setup
@@ -104,5 +105,37 @@ fi
 grep -q "cannot write" "$WORK/tf.err" || fail "no error: $(cat "$WORK/tf.err")"
 
 blkfront_wait 1 "$BG_PID"
+
+# --json metrics says the same as the text, sample for sample (the guest
+# is gone: nothing moves between the two).
+$CTL metrics >"$WORK/m3.prom" || fail "blkbackctl metrics failed"
+$CTL --json metrics >"$WORK/m3.json" || fail "blkbackctl --json metrics failed"
+"$PY" - "$WORK/m3.prom" "$WORK/m3.json" <<'PY' ||
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+
+text = set()
+types = {}
+for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
+    types[fam.name] = fam.type
+    for s in fam.samples:
+        text.add((s.name, tuple(sorted(s.labels.items())), float(s.value)))
+js = set()
+families = json.load(open(sys.argv[2]))["families"]
+for fam in families:
+    name = fam["name"]
+    if types.get(name, types.get(name[:-len("_total")])) != fam["type"]:
+        sys.exit("family %s: type %s in JSON" % (name, fam["type"]))
+    for s in fam["samples"]:
+        js.add((s["name"], tuple(sorted(s["labels"].items())),
+                float(s["value"])))
+if not text or text != js:
+    sys.exit("only in the text: %s; only in the JSON: %s"
+             % (sorted(text - js)[:5], sorted(js - text)[:5]))
+if len(families) != len(types):
+    sys.exit("%d families in JSON, %d in the text" % (len(families), len(types)))
+print("%d samples alike in %d families" % (len(js), len(families)))
+PY
+	fail "--json metrics differs from the text"
 assert_daemon_alive
 exit 0

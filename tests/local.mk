@@ -103,6 +103,7 @@ INTEGRATION_TESTS = \
 	tests/vbd-stop.sh \
 	tests/blkbackctl.sh \
 	tests/blkbackctl-attach.sh \
+	tests/blkbackctl-args.sh \
 	tests/blkbackctl-metrics.sh \
 	tests/blkbackctl-log-level.sh \
 	tests/blkbackctl-completion.sh \

@@ -78,7 +78,8 @@ $CTL --json list >"$WORK/l.json" || fail "list failed"
 # 2. blkbackctl sets a bandwidth limit instead; it is kept in xenstore.
 $CTL limit 1/51712 --iops 0 --bw 2M >"$WORK/limit.out" ||
 	fail "blkbackctl limit failed"
-grep -q "limit 2097152 bytes/s" "$WORK/limit.out" ||
+# It answers in the unit the limit was typed in.
+grep -q "^limit 2 MiB/s;" "$WORK/limit.out" ||
 	fail "blkbackctl limit printed: $(cat "$WORK/limit.out")"
 assert_node "$(be_path 1)/limit-bytes-per-second" 2097152
 assert_node "$(be_path 1)/limit-iops" 0

@@ -5,7 +5,8 @@
 # restart, and a file with errors changes nothing and keeps the daemon
 # serving. A reload never resizes: an image grown before it keeps its old
 # size in xenstore until `blkbackctl resize`. `blkbackctl reload` does the
-# same as SIGHUP and reports a bad file as an error.
+# same as SIGHUP, says what it applied and what waits for a restart, and
+# reports a bad file as an error.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 CONF=$WORK/blkbackd.conf
@@ -65,12 +66,28 @@ grep -q "the configuration has errors" "$WORK/err" ||
 	fail "blkbackctl reload: $(cat "$WORK/err")"
 
 # Its guest is gone: the size is re-read, and published at its next connect.
-$CTL resize 1/51712 || fail "blkbackctl resize failed"
+$CTL resize 1/51712 >"$WORK/resize.out" || fail "blkbackctl resize failed"
+grep -q "^vbd 1/51712 (.*): 4 MiB -> 6 MiB .*; its guest sees it when it connects$" \
+	"$WORK/resize.out" ||
+	fail "resize of a disk not connected: $(cat "$WORK/resize.out")"
 grep -q "vbd 1/51712: image resized from 8192 to 12288 sectors" "$LOG" ||
 	fail "blkbackctl resize did not re-read the image"
 
-printf 'log-level = warning\nworkers = 2\n' >"$CONF"
-$CTL reload || fail "blkbackctl reload failed"
+# It says what it applied and what waits for a restart.
+printf 'log-level = warning\nworkers = 4\n' >"$CONF"
+$CTL reload >"$WORK/reload.out" || fail "blkbackctl reload failed"
 [ "$($CTL log-level)" = warning ] || fail "blkbackctl reload did not apply"
+grep -q "^applied: log-level$" "$WORK/reload.out" &&
+	grep -q "^changed, take effect at the next restart: workers$" \
+		"$WORK/reload.out" ||
+	fail "blkbackctl reload printed: $(cat "$WORK/reload.out")"
+printf 'log-level = warning\nworkers = 4\nerror-log-interval = 7\n' >"$CONF"
+$CTL --json reload >"$WORK/reload.json" || fail "blkbackctl reload failed"
+[ "$(json "$WORK/reload.json" "(d['applied'], d['restart_needed'])")" = \
+	"(['error-log-interval'], ['workers'])" ] ||
+	fail "blkbackctl --json reload: $(cat "$WORK/reload.json")"
+printf 'log-level = warning\nworkers = 2\nerror-log-interval = 7\n' >"$CONF"
+$CTL reload | grep -q "^nothing changed$" ||
+	fail "a reload of the same file: $($CTL reload)"
 assert_still_serving 3
 exit 0

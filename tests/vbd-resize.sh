@@ -4,7 +4,7 @@
 # guest; a bare `blkbackctl resize`, every image, for the second); the
 # daemon rewrites `sectors` and re-writes state 4; the frontend's watch on
 # the backend state fires, it reads the new size and reads and writes the
-# new tail. Also with 2 queues, where every ring must learn the new size.
+# new tail; blkbackctl says old -> new. Also with 2 queues, where every ring must learn the new size.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 start_daemon --workers 2
@@ -18,10 +18,14 @@ for q in 1 2; do
 	assert_node "$(be_path $q)/sectors" 8192
 	truncate -s 6M "$WORK/d$q.img" || fail "cannot grow the image"
 	if [ $q = 1 ]; then
-		$CTL resize $q/51712 || fail "blkbackctl resize $q/51712 failed"
+		$CTL resize $q/51712 >"$WORK/resize.out" ||
+			fail "blkbackctl resize $q/51712 failed"
 	else
-		$CTL resize || fail "blkbackctl resize failed"
+		$CTL resize >"$WORK/resize.out" || fail "blkbackctl resize failed"
 	fi
+	# It says what changed: old -> new.
+	grep -q "^vbd $q/51712 (xvda of .*): 4 MiB -> 6 MiB (12288 sectors of 512 bytes)\$" \
+		"$WORK/resize.out" || fail "resize printed: $(cat "$WORK/resize.out")"
 	echo go >&3
 	hold_wait RESIZED 30
 	hold_end

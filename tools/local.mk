@@ -38,8 +38,12 @@ EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh
 sbin_PROGRAMS += tools/blkbackctl/blkbackctl
 tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
 	tools/blkbackctl/metrics.h tools/blkbackctl/metrics.c \
+	tools/blkbackctl/metrics-json.h tools/blkbackctl/metrics-json.c \
 	tools/blkbackctl/http.h tools/blkbackctl/http.c \
 	tools/blkbackctl/attach.h tools/blkbackctl/attach.c \
+	tools/blkbackctl/disk-arg.h tools/blkbackctl/disk-arg.c \
+	tools/blkbackctl/show.h tools/blkbackctl/show.c \
+	tools/blkbackctl/table.h tools/blkbackctl/table.c \
 	libblk/toolstack.h libblk/toolstack.c \
 	libblk/xenbus.h libblk/xenbus.c libblk/parse.h libblk/parse.c
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \

@@ -3,6 +3,7 @@
  * blkbackctl attach and detach (see attach.h).
  */
 #include <errno.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,9 +87,45 @@ static int paths_of(const struct blk_vbd_spec *s, struct blk_vbd_paths *p)
 	return -EINVAL;
 }
 
+/* {"domid":7,"devid":51728,"vdev":"xvdb","backend":..,"image":..,@done:true} */
+static void report_json(const struct blk_vbd_spec *s,
+			const struct blk_vbd_paths *p, const char *done)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "domid", json_object_new_int64(s->domid));
+	json_object_object_add(o, "devid", json_object_new_int64(p->devid));
+	json_object_object_add(o, "vdev", json_object_new_string(s->vdev));
+	json_object_object_add(o, "backend", json_object_new_string(p->be));
+	if (s->target)
+		json_object_object_add(o, "image",
+				       json_object_new_string(s->target));
+	json_object_object_add(o, done, json_object_new_boolean(1));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+}
+
+/*
+ * "vbd 7/51728: xvdb of domain 7 is /srv/scratch.img" after an attach,
+ * "... detached" after a detach; JSON with --json.
+ */
+static void report(const struct blk_vbd_spec *s, const struct blk_vbd_paths *p,
+		   bool json, const char *done)
+{
+	if (json)
+		report_json(s, p, done);
+	else if (s->target)
+		printf("vbd %u/%u: %s of domain %u is %s\n", s->domid, p->devid,
+		       s->vdev, s->domid, s->target);
+	else
+		printf("vbd %u/%u: %s of domain %u %s\n", s->domid, p->devid,
+		       s->vdev, s->domid, done);
+}
+
 /* Wait for InitWait; anything else is undone. Returns the exit status. */
 static int await_offer(struct xs_handle *xs, const struct blk_vbd_spec *s,
-		       const struct blk_vbd_paths *p, unsigned int timeout_s)
+		       const struct blk_vbd_paths *p, unsigned int timeout_s,
+		       bool json)
 {
 	unsigned int wanted = XENBUS_STATE_BIT(XenbusStateInitWait) |
 			      XENBUS_STATE_BIT(XenbusStateClosing) |
@@ -98,8 +135,7 @@ static int await_offer(struct xs_handle *xs, const struct blk_vbd_spec *s,
 				    &last);
 
 	if (ret == XenbusStateInitWait) {
-		printf("vbd %u/%u: %s of domain %u is %s\n", s->domid, p->devid,
-		       s->vdev, s->domid, s->target);
+		report(s, p, json, "attached");
 		return 0;
 	}
 	if (ret < 0)
@@ -116,7 +152,7 @@ static int await_offer(struct xs_handle *xs, const struct blk_vbd_spec *s,
 }
 
 static int plug(struct xs_handle *xs, const struct blk_vbd_spec *s,
-		unsigned int timeout_s)
+		const struct attach_options *o)
 {
 	struct blk_vbd_paths p;
 	char dom[64];
@@ -144,7 +180,7 @@ static int plug(struct xs_handle *xs, const struct blk_vbd_spec *s,
 			p.fe, strerror(-ret));
 		return 1;
 	}
-	return await_offer(xs, s, &p, timeout_s);
+	return await_offer(xs, s, &p, o->timeout_s, o->json);
 }
 
 int attach_disk(uint32_t domid, const char *image, const char *vdev,
@@ -170,14 +206,14 @@ int attach_disk(uint32_t domid, const char *image, const char *vdev,
 	if (!xs)
 		return 1;
 	s.backend_domid = own_domid(xs);
-	ret = plug(xs, &s, o->timeout_s);
+	ret = plug(xs, &s, o);
 	xs_close(xs);
 	return ret;
 }
 
 /* Closing and offline, wait for Closed, remove. Returns the exit status. */
 static int unplug(struct xs_handle *xs, const struct blk_vbd_spec *s,
-		  unsigned int timeout_s)
+		  const struct attach_options *o)
 {
 	struct blk_vbd_paths p;
 	int ret, last = 0;
@@ -196,20 +232,22 @@ static int unplug(struct xs_handle *xs, const struct blk_vbd_spec *s,
 		return 1;
 	}
 	ret = xenbus_wait_state(xs, p.be, XENBUS_STATE_BIT(XenbusStateClosed),
-				(int)timeout_s * 1000, &last);
+				(int)o->timeout_s * 1000, &last);
 	blk_vbd_remove(xs, &p);
 	if (ret < 0) {
 		fprintf(stderr,
 			"blkbackctl: blkbackd did not close vbd %u/%u within "
 			"%u s (state %d; the guest may still use it); its "
 			"nodes were removed anyway, as xl does\n",
-			s->domid, p.devid, timeout_s, last);
+			s->domid, p.devid, o->timeout_s, last);
 		return 1;
 	}
+	report(s, &p, o->json, "detached");
 	return 0;
 }
 
-int detach_disk(uint32_t domid, const char *vdev, unsigned int timeout_s)
+int detach_disk(uint32_t domid, const char *vdev,
+		const struct attach_options *o)
 {
 	struct blk_vbd_spec s = { .domid = domid, .vdev = vdev };
 	struct xs_handle *xs = open_store();
@@ -218,7 +256,7 @@ int detach_disk(uint32_t domid, const char *vdev, unsigned int timeout_s)
 	if (!xs)
 		return 1;
 	s.backend_domid = own_domid(xs);
-	ret = unplug(xs, &s, timeout_s);
+	ret = unplug(xs, &s, o);
 	xs_close(xs);
 	return ret;
 }

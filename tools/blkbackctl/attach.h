@@ -18,6 +18,7 @@ struct attach_options {
 	bool cdrom; /* device-type=cdrom (read-only) */
 	bool no_discard; /* discard-enable=0 */
 	unsigned int timeout_s; /* how long to wait for blkbackd */
+	bool json; /* say what was done as JSON (--json) */
 };
 
 /* libxl's deadline for a backend to change state. */
@@ -25,8 +26,9 @@ struct attach_options {
 
 /*
  * Plug @image as @vdev of domain @domid and wait for blkbackd to offer it
- * (InitWait). A disk blkbackd refuses, or no answer in time, is unplugged
- * again and reported on stderr. Returns the exit status.
+ * (InitWait), then say so on stdout. A disk blkbackd refuses, or no
+ * answer in time, is unplugged again and reported on stderr. Returns the
+ * exit status.
  */
 int attach_disk(uint32_t domid, const char *image, const char *vdev,
 		const struct attach_options *o);
@@ -34,8 +36,10 @@ int attach_disk(uint32_t domid, const char *image, const char *vdev,
 /*
  * Unplug @vdev of domain @domid: online=0 and Closing, wait for blkbackd
  * to close it, then remove both trees (even after a timeout, as libxl
- * forces the removal, which is then reported). Returns the exit status.
+ * forces the removal, which is then reported). Only @o's timeout_s and
+ * json count. Returns the exit status.
  */
-int detach_disk(uint32_t domid, const char *vdev, unsigned int timeout_s);
+int detach_disk(uint32_t domid, const char *vdev,
+		const struct attach_options *o);
 
 #endif /* BLKBACKCTL_ATTACH_H */

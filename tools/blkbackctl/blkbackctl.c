@@ -2,14 +2,17 @@
 /*
  * blkbackctl: ask a running blkbackd what it serves and how it is doing,
  * and tell it to log more or less, re-read image sizes or its
- * configuration, through its control socket. The daemon answers in JSON;
- * this prints it as tables or Prometheus metrics, or as it came with
- * --json. See blkbackctl(8).
+ * configuration, through its control socket. It checks what it is given
+ * itself (a usage error exits 2 and asks nothing), and turns the disks and
+ * domains people type into the numbers the daemon takes (disk-arg.h). The
+ * daemon answers in JSON; this prints it as tables or Prometheus metrics
+ * (show.h, metrics.h), or as JSON with --json. See blkbackctl(8).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,61 +20,60 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <xen/xen.h> /* DOMID_FIRST_RESERVED */
 
 #include "libblk/parse.h"
 #include "tools/blkbackctl/attach.h"
+#include "tools/blkbackctl/disk-arg.h"
 #include "tools/blkbackctl/http.h"
+#include "tools/blkbackctl/metrics-json.h"
 #include "tools/blkbackctl/metrics.h"
+#include "tools/blkbackctl/show.h"
 
 #define REPLY_MAX (16u << 20)
 /* How long a scraper may take to send its request (metrics --http). */
 #define HTTP_TIMEOUT_MS 5000
 #define PROMETHEUS_TEXT "text/plain; version=0.0.4; charset=utf-8"
 
-static void usage(FILE *out)
+/* A command: its arguments, its line in --help, and what runs it. */
+struct cli;
+struct command {
+	const char *name;
+	int min_args, max_args;
+	const char *synopsis, *help; /* help: lines joined by \n */
+	int (*run)(struct cli *c, char **args); /* returns the exit status */
+};
+
+static void usage(FILE *out);
+
+/* How @cmd goes, after an error in what was typed for it. */
+static void usage_line(const struct command *cmd)
 {
-	fprintf(out,
-		"Usage: blkbackctl [--socket PATH] [--json] COMMAND\n"
-		"Commands:\n"
-		"  list                 the devices blkbackd serves\n"
-		"  stats [DOMID/DEVID]  their counters and stage times\n"
-		"  metrics              the counters for Prometheus\n"
-		"  log-level [LEVEL]    show or set the daemon's log level "
-		"(err, warning,\n"
-		"                       notice, info, debug)\n"
-		"  resize [DOMID/DEVID] re-read image sizes, tell the guests "
-		"of new ones\n"
-		"  reload               read blkbackd.conf again\n"
-		"  limit DOMID/DEVID [--iops N] [--bw N[K|M|G]]\n"
-		"                       show or set a disk's I/O limits "
-		"(0: none)\n"
-		"  attach DOMID IMAGE [VDEV] [--readonly] [--cdrom] "
-		"[--no-discard]\n"
-		"                       give a guest no xl manages a disk "
-		"(VDEV: xvda)\n"
-		"  detach DOMID VDEV    take it away again\n"
-		"Options:\n"
-		"  -s, --socket PATH    the daemon's control socket (default "
-		"%s)\n"
-		"  -j, --json           print the daemon's JSON reply\n"
-		"  -t, --textfile PATH  metrics: write them to PATH, "
-		"atomically "
-		"(node_exporter)\n"
-		"      --http           metrics: answer an HTTP GET /metrics "
-		"on "
-		"stdin/stdout\n"
-		"                       (a socket-activated service)\n"
-		"      --iops N         limit: requests per second\n"
-		"      --bw N           limit: bytes per second (K, M, G: "
-		"KiB, MiB, GiB)\n"
-		"  -r, --readonly       attach: read-only (--cdrom: as a "
-		"CD-ROM)\n"
-		"      --no-discard     attach: offer no discard\n"
-		"      --timeout S      attach, detach: wait S seconds for "
-		"blkbackd (10)\n"
-		"  -h, --help, -V, --version\n",
-		BLKBACKD_CONTROL_SOCKET);
+	fprintf(stderr,
+		"Usage: blkbackctl [OPTIONS] %s\nSee blkbackctl --help.\n",
+		cmd->synopsis);
+}
+
+/*
+ * A usage error in @cmd (NULL: no command): what is wrong, then how the
+ * command goes. Returns 2, the exit status of usage errors.
+ */
+static int usage_error(const struct command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const struct command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("blkbackctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (cmd)
+		usage_line(cmd);
+	else
+		usage(stderr);
+	return 2;
 }
 
 static int connect_to(const char *path)
@@ -145,218 +147,172 @@ fail:
 	return NULL;
 }
 
-static const char *str(json_object *o, const char *key)
+/* What the command line asked for, beside the command and its arguments. */
+struct cli {
+	const char *path; /* the daemon's control socket */
+	const char *textfile; /* metrics --textfile */
+	const char *iops; /* limit --iops, as typed; NULL when not given */
+	char bw[24]; /* limit --bw in bytes per second; "" when not given */
+	int bw_unit; /* the unit --bw was typed in: 'K', 'M', 'G' or 0 */
+	struct attach_options plug;
+	bool plug_opts; /* an attach-only option was given */
+	bool timeout_set; /* --timeout, for attach and detach */
+	bool json, http;
+	struct domains ds; /* for domain names */
+	const struct command *cmd;
+	const char *typed; /* the command and its first argument, for errors */
+};
+
+static void print_json(json_object *o)
 {
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v)
-						     : "-";
-}
-
-static int64_t num(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v)
-						     : 0;
-}
-
-static void print_list(json_object *devices)
-{
-	printf("%-6s %-6s %-10s %-7s %-5s %-10s %-7s %-12s %s\n", "DOMID",
-	       "DEVID", "STATE", "QUEUES", "ORDER", "GRANTS", "ABI", "SECTORS",
-	       "IMAGE");
-	for (size_t i = 0; i < json_object_array_length(devices); i++) {
-		json_object *d = json_object_array_get_idx(devices, i);
-
-		printf("%-6" PRId64 " %-6" PRId64 " %-10s %-7" PRId64
-		       " %-5s %-10s %-7s %-12" PRId64 " %s\n",
-		       num(d, "domid"), num(d, "devid"), str(d, "state"),
-		       num(d, "queues"), str(d, "ring_order"), str(d, "grants"),
-		       str(d, "abi"), num(d, "sectors"), str(d, "image"));
-	}
-}
-
-static void print_op(json_object *d, const char *op)
-{
-	json_object *o;
-
-	if (!json_object_object_get_ex(d, op, &o))
-		return;
-	printf("  %-8s %12" PRId64 " requests %14" PRId64 " sectors %8" PRId64
-	       " errors\n",
-	       op, num(o, "requests"), num(o, "sectors"), num(o, "errors"));
-}
-
-static void print_stages(json_object *d)
-{
-	json_object *stages;
-
-	if (!json_object_object_get_ex(d, "stages_us", &stages))
-		return;
-	json_object_object_foreach(stages, name, t)
-	{
-		json_object *mean, *p50;
-
-		if (!num(t, "count"))
-			continue;
-		json_object_object_get_ex(t, "mean_us", &mean);
-		json_object_object_get_ex(t, "p50_us", &p50);
-		printf("  stage %-8s mean %8.1f us  p50 %8.1f us  (%" PRId64
-		       " requests)\n",
-		       name, json_object_get_double(mean),
-		       json_object_get_double(p50), num(t, "count"));
-	}
-}
-
-/* "host errors: read EIO (Input/output error) 17, ..." */
-static void print_host_errors(json_object *d)
-{
-	json_object *list;
-	size_t n;
-
-	if (!json_object_object_get_ex(d, "host_errors", &list))
-		return;
-	n = json_object_array_length(list);
-	if (!n)
-		return;
-	printf("  host errors:");
-	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(list, i);
-
-		printf("%s %s %s (%s) %" PRId64, i ? "," : "", str(e, "op"),
-		       str(e, "errno"), str(e, "message"), num(e, "count"));
-	}
-	printf("\n");
-}
-
-static double dbl(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v)
-						     : 0;
-}
-
-/* "limit 500 requests/s, 1048576 bytes/s; held back 3.2 s" */
-static void print_limit(json_object *limit)
-{
-	int64_t iops = num(limit, "iops"), bps = num(limit, "bytes_per_second");
-
-	printf("limit ");
-	if (!iops && !bps)
-		printf("none");
-	if (iops)
-		printf("%" PRId64 " requests/s", iops);
-	if (bps)
-		printf("%s%" PRId64 " bytes/s", iops ? ", " : "", bps);
-	printf("; held back %.1f s\n", dbl(limit, "throttled_seconds"));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 
 /*
- * "ring moves 3 (3 kept mapped), paused 1.2 ms (0.8 closing: 0.5 draining,
- * 0.2 releasing)" (disks whose rings moved)
+ * Ask the daemon @request; *@reply is its answer, unless it was an error.
+ * Returns 0, or the exit status after saying why: 1 for a daemon out of
+ * reach or an error it answered (no such device), 2 for a request it
+ * found wrong (a log level it does not know).
  */
-static void print_moves(json_object *d)
+static int query(struct cli *c, const char *request, json_object **reply)
 {
-	json_object *m;
+	char *text = ask(c->path, request);
+	json_object *err, *bad;
+	int ret = 0;
 
-	if (!json_object_object_get_ex(d, "moves", &m) || !num(m, "count"))
-		return;
-	printf("  ring moves %" PRId64 " (%" PRId64 " kept mapped), paused "
-	       "%.1f ms (%.1f closing: %.1f draining, %.1f releasing)\n",
-	       num(m, "count"), num(m, "kept"),
-	       (double)num(m, "paused_us") / 1000,
-	       (double)num(m, "closing_us") / 1000,
-	       (double)num(m, "draining_us") / 1000,
-	       (double)num(m, "releasing_us") / 1000);
-}
-
-/* "nbd: outages 1, ended 1, ..." (NBD disks only) */
-static void print_nbd_link(json_object *d)
-{
-	json_object *n;
-
-	if (!json_object_object_get_ex(d, "nbd", &n))
-		return;
-	printf("  nbd: outages %" PRId64 ", ended %" PRId64
-	       ", requests resent %" PRId64 ", failed while away %" PRId64
-	       ", connections down %" PRId64 "\n",
-	       num(n, "outages"), num(n, "outages_ended"), num(n, "resent"),
-	       num(n, "failed_server_away"), num(n, "connections_down"));
-}
-
-static void print_stats(json_object *devices)
-{
-	for (size_t i = 0; i < json_object_array_length(devices); i++) {
-		json_object *d = json_object_array_get_idx(devices, i), *limit;
-
-		printf("%s\n", str(d, "name"));
-		print_op(d, "read");
-		print_op(d, "write");
-		print_op(d, "flush");
-		print_op(d, "discard");
-		printf("  rejected %" PRId64 ", waited for buffers %" PRId64
-		       ", merged %" PRId64 ", in flight %" PRId64 "\n",
-		       num(d, "rejected"), num(d, "waited_for_buffers"),
-		       num(d, "merged"), num(d, "in_flight"));
-		printf("  grants mapped %" PRId64 ", refused by Xen %" PRId64
-		       "\n",
-		       num(d, "mapped_grants"), num(d, "grant_map_errors"));
-		print_moves(d);
-		print_host_errors(d);
-		if (json_object_object_get_ex(d, "limit", &limit)) {
-			printf("  ");
-			print_limit(limit);
+	if (!text)
+		return 1;
+	*reply = json_tokener_parse(text);
+	free(text);
+	if (!*reply) {
+		fprintf(stderr, "blkbackctl: the daemon's reply is not JSON\n");
+		return 1;
+	}
+	if (json_object_object_get_ex(*reply, "error", &err)) {
+		if (json_object_object_get_ex(*reply, "bad_request", &bad) &&
+		    json_object_get_boolean(bad)) {
+			ret = usage_error(c->cmd, "%s: %s", c->typed,
+					  json_object_get_string(err));
+		} else {
+			fprintf(stderr, "blkbackctl: %s: %s\n", c->typed,
+				json_object_get_string(err));
+			ret = 1;
 		}
-		print_nbd_link(d);
-		print_stages(d);
+		json_object_put(*reply);
+		*reply = NULL;
 	}
+	return ret;
 }
 
-/* A command: its arguments, and what the daemon is asked for it. */
-struct command {
-	const char *name;
-	int min_args, max_args;
-	const char *request; /* NULL: the command line as it is */
-};
-
-static const struct command commands[] = {
-	{ "list", 0, 0, NULL },	      { "stats", 0, 1, NULL },
-	{ "metrics", 0, 0, "stats" }, { "log-level", 0, 1, NULL },
-	{ "resize", 0, 1, NULL },     { "reload", 0, 0, NULL },
-	{ "limit", 1, 1, NULL },      { "attach", 2, 3, NULL },
-	{ "detach", 2, 2, NULL },
-};
-
-static const struct command *find_command(int argc, char **argv)
+/*
+ * The "devices" of @reply, each given the "domain" name of its guest
+ * (null when xenstore does not tell it), as xl list shows it.
+ */
+static json_object *named_devices(struct cli *c, json_object *reply)
 {
-	int nargs = argc - 1;
+	json_object *devices;
 
-	if (argc < 1)
+	if (!json_object_object_get_ex(reply, "devices", &devices))
 		return NULL;
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[0], commands[i].name) == 0 &&
-		    nargs >= commands[i].min_args &&
-		    nargs <= commands[i].max_args)
-			return &commands[i];
-	return NULL;
+	for (size_t i = 0; i < json_object_array_length(devices); i++) {
+		json_object *d = json_object_array_get_idx(devices, i), *id;
+		char *name = NULL;
+
+		if (json_object_object_get_ex(d, "domid", &id))
+			name = domain_name(&c->ds,
+					   (uint32_t)json_object_get_int64(id));
+		json_object_object_add(d, "domain",
+				       name ? json_object_new_string(name)
+					    : NULL);
+		free(name);
+	}
+	return devices;
 }
 
-/* The request line for @cmd with the arguments @argv. */
-static void make_request(const struct command *cmd, int argc, char **argv,
-			 char *buf, size_t len)
+/* @text as a DISK; returns 0 or the exit status, after a usage message. */
+static int disk_of(struct cli *c, const char *text, struct disk_ref *ref)
 {
-	size_t used;
+	int ret = disk_arg(&c->ds, c->cmd->name, text, ref);
 
-	if (cmd->request) {
-		snprintf(buf, len, "%s", cmd->request);
-		return;
+	if (ret == 2)
+		usage_line(c->cmd);
+	return ret;
+}
+
+/* The same for a DOMAIN. */
+static int domain_of(struct cli *c, const char *text, uint32_t *domid)
+{
+	int ret = domain_arg(&c->ds, text, domid);
+
+	if (ret == 2)
+		usage_line(c->cmd);
+	return ret;
+}
+
+/* A request about all devices, or one DISK: "stats" or "stats 1/51728". */
+static int disk_request(struct cli *c, const char *verb, const char *disk,
+			char *buf, size_t len)
+{
+	struct disk_ref ref;
+	int ret;
+
+	if (!disk) {
+		snprintf(buf, len, "%s", verb);
+		return 0;
 	}
-	used = (size_t)snprintf(buf, len, "%s", cmd->name);
-	for (int i = 1; i < argc && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, " %s",
-					 argv[i]);
+	ret = disk_of(c, disk, &ref);
+	if (ret == 0)
+		snprintf(buf, len, "%s %u/%u", verb, ref.domid, ref.devid);
+	return ret;
+}
+
+/*
+ * The commands that ask about devices and print them: list, stats,
+ * resize. @show prints the devices (with their domain names) as text.
+ */
+static int device_command(struct cli *c, const char *verb, const char *disk,
+			  int (*show)(json_object *devices))
+{
+	json_object *reply = NULL, *devices;
+	char request[64];
+	int ret = disk_request(c, verb, disk, request, sizeof(request));
+
+	if (ret == 0)
+		ret = query(c, request, &reply);
+	if (ret)
+		return ret;
+	devices = named_devices(c, reply);
+	if (!devices) {
+		fprintf(stderr,
+			"blkbackctl: %s: the daemon's reply has no "
+			"devices\n",
+			c->typed);
+		ret = 1;
+	} else if (c->json) {
+		print_json(reply);
+	} else if ((ret = show(devices)) < 0) {
+		fprintf(stderr, "blkbackctl: %s: %s\n", c->typed,
+			strerror(-ret));
+		ret = 1;
+	}
+	json_object_put(reply);
+	return ret;
+}
+
+static int run_list(struct cli *c, char **args)
+{
+	(void)args;
+	return device_command(c, "list", NULL, show_list);
+}
+
+static int run_stats(struct cli *c, char **args)
+{
+	return device_command(c, "stats", args[0], show_stats);
+}
+
+static int run_resize(struct cli *c, char **args)
+{
+	return device_command(c, "resize", args[0], show_resize);
 }
 
 static int print_metrics(json_object *devices, const char *textfile)
@@ -370,65 +326,6 @@ static int print_metrics(json_object *devices, const char *textfile)
 		fprintf(stderr, "blkbackctl: cannot write %s: %s\n", textfile,
 			strerror(-ret));
 	return ret < 0 ? 1 : 0;
-}
-
-/*
- * A bandwidth: a number of bytes, or of KiB, MiB or GiB with a K, M or G
- * after it. Returns 0, or -1 for anything else.
- */
-static int parse_bytes(const char *text, uint64_t *out)
-{
-	static const char units[] = "KMG";
-	const char *unit;
-	char *end;
-	uint64_t n;
-
-	if (text[0] < '0' || text[0] > '9')
-		return -1;
-	errno = 0;
-	n = strtoull(text, &end, 10);
-	if (errno || end == text)
-		return -1;
-	if (*end) {
-		unit = strchr(units, *end);
-		if (!unit || end[1])
-			return -1;
-		for (long i = 0; i <= unit - units; i++) {
-			if (n > UINT64_MAX / 1024)
-				return -1;
-			n *= 1024;
-		}
-	}
-	*out = n;
-	return 0;
-}
-
-/* "limit D/V IOPS BPS", "-" for the one not given; "limit D/V" to show. */
-static void limit_request(const char *dev, const char *iops, const char *bw,
-			  char *buf, size_t len)
-{
-	if (!iops && !bw)
-		snprintf(buf, len, "limit %s", dev);
-	else
-		snprintf(buf, len, "limit %s %s %s", dev, iops ? iops : "-",
-			 bw ? bw : "-");
-}
-
-/* attach and detach talk to xenstore, not to the daemon (attach.h). */
-static int plug_command(const struct command *cmd, char **args,
-			const struct attach_options *o)
-{
-	uint64_t domid;
-
-	if (blk_parse_u64(args[1], DOMID_FIRST_RESERVED - 1, &domid) < 0) {
-		fprintf(stderr, "blkbackctl: '%s' is not a domain id\n",
-			args[1]);
-		return 2;
-	}
-	if (strcmp(cmd->name, "detach") == 0)
-		return detach_disk((uint32_t)domid, args[2], o->timeout_s);
-	return attach_disk((uint32_t)domid, args[2], args[3] ? args[3] : "xvda",
-			   o);
 }
 
 /* metrics --http: answer one scrape on stdin and stdout (see http.h). */
@@ -468,35 +365,333 @@ static int serve_http(const char *path)
 	return fflush(stdout) == 0 ? ret : 1;
 }
 
-/* Print a reply that is not an error; returns the exit status. */
-static int print_reply(const struct command *cmd, json_object *reply,
-		       const char *textfile)
+/*
+ * --json metrics: the text, read back into JSON (metrics-json.h), so that
+ * both forms say the same.
+ */
+static int print_metrics_json(json_object *devices)
 {
-	json_object *devices;
+	json_object *families = NULL;
+	size_t len = 0;
+	char *text = NULL;
+	FILE *mem = open_memstream(&text, &len);
+	int ret = mem ? metrics_write(mem, devices) : -errno;
 
-	if (strcmp(cmd->name, "log-level") == 0) {
-		printf("%s\n", str(reply, "log_level"));
-		return 0;
-	}
-	if (strcmp(cmd->name, "limit") == 0) {
-		print_limit(reply);
-		return 0;
-	}
-	/* Nothing to say: done. */
-	if (!strcmp(cmd->name, "resize") || !strcmp(cmd->name, "reload"))
-		return 0;
-	if (!json_object_object_get_ex(reply, "devices", &devices))
+	if (mem && fclose(mem) != 0)
+		ret = ret ?: -errno;
+	if (ret == 0)
+		ret = metrics_text_to_json(text, &families);
+	free(text);
+	if (ret < 0) {
+		fprintf(stderr, "blkbackctl: metrics as JSON: %s\n",
+			strerror(-ret));
 		return 1;
-	if (strcmp(cmd->name, "list") == 0)
-		print_list(devices);
-	else if (strcmp(cmd->name, "stats") == 0)
-		print_stats(devices);
-	else
-		return print_metrics(devices, textfile);
+	}
+	print_json(families);
+	json_object_put(families);
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int run_metrics(struct cli *c, char **args)
+{
+	json_object *reply = NULL, *devices;
+	int ret;
+
+	(void)args;
+	if (c->http)
+		return serve_http(c->path);
+	ret = query(c, "stats", &reply);
+	if (ret)
+		return ret;
+	if (!json_object_object_get_ex(reply, "devices", &devices))
+		ret = 1;
+	else if (c->json)
+		ret = print_metrics_json(devices);
+	else
+		ret = print_metrics(devices, c->textfile);
+	json_object_put(reply);
+	return ret;
+}
+
+/* A request whose reply @show prints as text, or --json as it came. */
+static int simple_command(struct cli *c, const char *request,
+			  void (*show)(json_object *reply, int arg), int arg)
+{
+	json_object *reply = NULL;
+	int ret = query(c, request, &reply);
+
+	if (ret)
+		return ret;
+	if (c->json)
+		print_json(reply);
+	else
+		show(reply, arg);
+	json_object_put(reply);
+	return 0;
+}
+
+static void show_log_level(json_object *reply, int arg)
+{
+	json_object *level;
+
+	(void)arg;
+	if (json_object_object_get_ex(reply, "log_level", &level))
+		puts(json_object_get_string(level));
+}
+
+static int run_log_level(struct cli *c, char **args)
+{
+	char request[64];
+
+	snprintf(request, sizeof(request), "log-level%s%s", args[0] ? " " : "",
+		 args[0] ? args[0] : "");
+	return simple_command(c, request, show_log_level, 0);
+}
+
+static void show_reloaded(json_object *reply, int arg)
+{
+	(void)arg;
+	show_reload(reply);
+}
+
+static int run_reload(struct cli *c, char **args)
+{
+	(void)args;
+	return simple_command(c, "reload", show_reloaded, 0);
+}
+
+/*
+ * A bandwidth: a number of bytes, or of KiB, MiB or GiB with a K, M or G
+ * after it. Returns 0, or -1 for anything else.
+ */
+static int parse_bytes(const char *text, uint64_t *out)
+{
+	static const char units[] = "KMG";
+	const char *unit;
+	char *end;
+	uint64_t n;
+
+	if (text[0] < '0' || text[0] > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	if (errno || end == text)
+		return -1;
+	if (*end) {
+		unit = strchr(units, *end);
+		if (!unit || end[1])
+			return -1;
+		for (long i = 0; i <= unit - units; i++) {
+			if (n > UINT64_MAX / 1024)
+				return -1;
+			n *= 1024;
+		}
+	}
+	*out = n;
+	return 0;
+}
+
+/*
+ * "limit D/V IOPS BPS", "-" for the one not given; "limit D/V" to show.
+ * The limits print in the unit --bw was typed in.
+ */
+static int run_limit(struct cli *c, char **args)
+{
+	struct disk_ref ref;
+	char request[128];
+	int ret = disk_of(c, args[0], &ref);
+
+	if (ret)
+		return ret;
+	if (!c->iops && !c->bw[0])
+		snprintf(request, sizeof(request), "limit %u/%u", ref.domid,
+			 ref.devid);
+	else
+		snprintf(request, sizeof(request), "limit %u/%u %s %s",
+			 ref.domid, ref.devid, c->iops ? c->iops : "-",
+			 c->bw[0] ? c->bw : "-");
+	return simple_command(c, request, show_limit,
+			      c->bw[0] ? c->bw_unit : -1);
+}
+
+/*
+ * The domain and vdev of attach and detach: "DOMAIN VDEV" as xl
+ * block-detach takes them (@vdev: the one typed after), or one DISK
+ * (DOMAIN/VDEV) in @arg. *@vdev_out points into one of them. attach and
+ * detach talk to xenstore, not to the daemon (attach.h).
+ */
+static int plug_target(struct cli *c, const char *arg, const char *vdev,
+		       uint32_t *domid, const char **vdev_out)
+{
+	const char *slash = strrchr(arg, '/');
+	char name[256];
+
+	*vdev_out = vdev;
+	if (!slash)
+		return domain_of(c, arg, domid);
+	if (slash == arg || (size_t)(slash - arg) >= sizeof(name) || !slash[1])
+		return usage_error(c->cmd,
+				   "%s: '%s' is not a disk: give DOMAIN/VDEV "
+				   "(7/xvdb, web1/xvdb)",
+				   c->cmd->name, arg);
+	snprintf(name, sizeof(name), "%.*s", (int)(slash - arg), arg);
+	*vdev_out = slash + 1;
+	return domain_of(c, name, domid);
+}
+
+/* attach DOMAIN IMAGE [VDEV] | attach DISK IMAGE */
+static int run_attach(struct cli *c, char **args)
+{
+	const char *vdev;
+	uint32_t domid;
+	int ret;
+
+	if (strchr(args[0], '/') && args[2])
+		return usage_error(c->cmd, "attach: give the vdev in DISK or "
+					   "after IMAGE, not both");
+	ret = plug_target(c, args[0], args[2] ? args[2] : "xvda", &domid,
+			  &vdev);
+	if (ret)
+		return ret;
+	return attach_disk(domid, args[1], vdev, &c->plug);
+}
+
+/* detach DOMAIN VDEV | detach DISK */
+static int run_detach(struct cli *c, char **args)
+{
+	const char *vdev;
+	uint32_t domid;
+	int ret;
+
+	if (!strchr(args[0], '/') != !!args[1])
+		return usage_error(c->cmd, "detach: give DOMAIN VDEV, or DISK "
+					   "(DOMAIN/VDEV)");
+	ret = plug_target(c, args[0], args[1], &domid, &vdev);
+	if (ret)
+		return ret;
+	return detach_disk(domid, vdev, &c->plug);
+}
+
+static const struct command commands[] = {
+	{ "list", 0, 0, "list", "the devices blkbackd serves", run_list },
+	{ "stats", 0, 1, "stats [DISK]", "their counters and stage times",
+	  run_stats },
+	{ "metrics", 0, 0, "metrics", "the counters for Prometheus",
+	  run_metrics },
+	{ "log-level", 0, 1, "log-level [LEVEL]",
+	  "show or set the daemon's log level (err,\nwarning, notice, info, "
+	  "debug)",
+	  run_log_level },
+	{ "resize", 0, 1, "resize [DISK]",
+	  "re-read image sizes, tell the guests of new\nones; print old -> "
+	  "new",
+	  run_resize },
+	{ "reload", 0, 0, "reload",
+	  "read blkbackd.conf again; print what changed", run_reload },
+	{ "limit", 1, 1, "limit DISK [--iops N] [--bw N[K|M|G]]",
+	  "show or set a disk's I/O limits (0: none)", run_limit },
+	{ "attach", 2, 3, "attach DOMAIN IMAGE [VDEV] | attach DISK IMAGE",
+	  "give a guest no xl manages a disk (VDEV:\nxvda) [--readonly] "
+	  "[--cdrom] [--no-discard]",
+	  run_attach },
+	{ "detach", 1, 2, "detach DOMAIN VDEV | detach DISK",
+	  "take it away again", run_detach },
+};
+static const size_t nr_commands = sizeof(commands) / sizeof(commands[0]);
+
+/* "  stats [DISK]         their counters...", continued lines indented. */
+static void print_command_help(FILE *out, const struct command *cmd)
+{
+	const char *help = cmd->help;
+
+	if (strlen(cmd->synopsis) > 20)
+		fprintf(out, "  %s\n%23s", cmd->synopsis, "");
+	else
+		fprintf(out, "  %-20s ", cmd->synopsis);
+	for (; *help; help++)
+		if (*help == '\n')
+			fprintf(out, "\n%23s", "");
+		else
+			fputc(*help, out);
+	fputc('\n', out);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: blkbackctl [OPTIONS] COMMAND\nCommands:\n");
+	for (size_t i = 0; i < nr_commands; i++)
+		print_command_help(out, &commands[i]);
+	fprintf(out,
+		"A DISK is DOMAIN/VDEV: DOMAIN a domain id or name (as xl "
+		"list shows it),\n"
+		"VDEV a device name or number (xvdb, 51728): 1/xvdb, "
+		"web1/xvdb, 1/51728.\n"
+		"Options:\n"
+		"  -s, --socket PATH    the daemon's control socket (default "
+		"%s)\n"
+		"  -j, --json           print the reply as JSON\n"
+		"  -t, --textfile PATH  metrics: write them to PATH, "
+		"atomically (node_exporter)\n"
+		"      --http           metrics: answer an HTTP GET /metrics "
+		"on stdin/stdout\n"
+		"                       (a socket-activated service)\n"
+		"      --iops N         limit: requests per second\n"
+		"      --bw N           limit: bytes per second (K, M, G: "
+		"KiB, MiB, GiB)\n"
+		"  -r, --readonly       attach: read-only (--cdrom: as a "
+		"CD-ROM)\n"
+		"      --no-discard     attach: offer no discard\n"
+		"      --timeout S      attach, detach: wait S seconds for "
+		"blkbackd (10)\n"
+		"  -h, --help, -V, --version\n",
+		BLKBACKD_CONTROL_SOCKET);
+}
+
+/*
+ * The command @argv names, its arguments within its bounds and its
+ * options its own; NULL after a usage error (*@status: 2).
+ */
+static const struct command *find_command(const struct cli *c, int argc,
+					  char **argv, int *status)
+{
+	const struct command *cmd = NULL;
+	int nargs = argc - 1;
+
+	*status = 2;
+	if (argc < 1) {
+		usage_error(NULL, "give a command");
+		return NULL;
+	}
+	for (size_t i = 0; i < nr_commands && !cmd; i++)
+		if (strcmp(argv[0], commands[i].name) == 0)
+			cmd = &commands[i];
+	if (!cmd)
+		usage_error(NULL, "unknown command '%s'", argv[0]);
+	else if (nargs < cmd->min_args)
+		usage_error(cmd, "%s: missing argument", cmd->name);
+	else if (nargs > cmd->max_args)
+		usage_error(cmd, "%s: unexpected argument '%s'", cmd->name,
+			    argv[cmd->max_args + 1]);
+	else if ((c->textfile || c->http) && cmd->run != run_metrics)
+		usage_error(cmd, "--textfile and --http go with metrics only");
+	else if ((c->iops || c->bw[0]) && cmd->run != run_limit)
+		usage_error(cmd, "--iops and --bw go with limit only");
+	else if (c->plug_opts && cmd->run != run_attach)
+		usage_error(cmd, "--readonly, --cdrom and --no-discard go with "
+				 "attach only");
+	else if (c->timeout_set && cmd->run != run_attach &&
+		 cmd->run != run_detach)
+		usage_error(cmd, "--timeout goes with attach and detach only");
+	else if ((c->http != 0) + (c->textfile != NULL) + c->json > 1 &&
+		 cmd->run == run_metrics)
+		usage_error(cmd, "--http, --textfile or --json, one of them");
+	else
+		return cmd;
+	return NULL;
+}
+
+/* Parse the options into @c; returns -1 to go on, or the exit status. */
+static int parse_options(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -513,74 +708,63 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = BLKBACKD_CONTROL_SOCKET, *textfile = NULL;
-	const char *iops = NULL, *bw = NULL;
-	struct attach_options plug = { .timeout_s = ATTACH_DEFAULT_TIMEOUT_S };
-	bool plug_opts = false;
-	char bw_bytes[24];
 	uint64_t n;
-	const struct command *cmd;
-	json_object *reply, *err;
-	char request[128], *text;
-	bool json = false, http = false;
-	int c;
+	int opt;
 
-	while ((c = getopt_long(argc, argv, "s:jt:rhV", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "s:jt:rhV", longopts, NULL)) !=
 	       -1) {
-		switch (c) {
+		switch (opt) {
 		case 's':
-			path = optarg;
+			c->path = optarg;
 			break;
 		case 'j':
-			json = true;
+			c->json = c->plug.json = true;
 			break;
 		case 't':
-			textfile = optarg;
+			c->textfile = optarg;
 			break;
 		case 'H':
-			http = true;
+			c->http = true;
 			break;
 		case 'I':
-			if (parse_bytes(optarg, &n) < 0 ||
-			    strpbrk(optarg, "KMG")) {
-				fprintf(stderr,
-					"blkbackctl: --iops %s: give a number "
-					"of requests per second, 0 for none\n",
-					optarg);
-				return 2;
-			}
-			iops = optarg;
+			if (parse_bytes(optarg, &n) < 0 || strpbrk(optarg, "KM"
+									   "G"))
+				return usage_error(NULL,
+						   "--iops %s: give a number "
+						   "of requests "
+						   "per second, 0 for none",
+						   optarg);
+			c->iops = optarg;
 			break;
 		case 'B':
-			if (parse_bytes(optarg, &n) < 0) {
-				fprintf(stderr,
-					"blkbackctl: --bw %s: give bytes per "
-					"second, with K, M or G for KiB, MiB "
-					"or GiB; 0 for none\n",
-					optarg);
-				return 2;
-			}
-			snprintf(bw_bytes, sizeof(bw_bytes), "%" PRIu64, n);
-			bw = bw_bytes;
+			if (parse_bytes(optarg, &n) < 0)
+				return usage_error(NULL,
+						   "--bw %s: give bytes per "
+						   "second, with "
+						   "K, M or G for KiB, MiB or "
+						   "GiB; 0 for "
+						   "none",
+						   optarg);
+			snprintf(c->bw, sizeof(c->bw), "%" PRIu64, n);
+			c->bw_unit = optarg[strspn(optarg, "0123456789")];
 			break;
 		case 'r':
-			plug.readonly = plug_opts = true;
+			c->plug.readonly = c->plug_opts = true;
 			break;
 		case 'C':
-			plug.cdrom = plug_opts = true;
+			c->plug.cdrom = c->plug_opts = true;
 			break;
 		case 'D':
-			plug.no_discard = plug_opts = true;
+			c->plug.no_discard = c->plug_opts = true;
 			break;
 		case 'T':
-			if (blk_parse_u64(optarg, 3600, &n) < 0 || !n) {
-				fprintf(stderr,
-					"blkbackctl: --timeout %s: give "
-					"seconds, 1 to 3600\n",
-					optarg);
-				return 2;
-			}
-			plug.timeout_s = (unsigned int)n;
+			if (blk_parse_u64(optarg, 3600, &n) < 0 || !n)
+				return usage_error(NULL,
+						   "--timeout %s: give "
+						   "seconds, 1 to 3600",
+						   optarg);
+			c->plug.timeout_s = (unsigned int)n;
+			c->timeout_set = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -593,44 +777,32 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	cmd = find_command(argc - optind, argv + optind);
-	if (!cmd || ((textfile || http) && strcmp(cmd->name, "metrics")) ||
-	    ((iops || bw) && strcmp(cmd->name, "limit")) ||
-	    (plug_opts && strcmp(cmd->name, "attach")) ||
-	    (http && (textfile || json))) {
-		usage(stderr);
-		return 2;
-	}
-	if (http)
-		return serve_http(path);
-	if (!strcmp(cmd->name, "attach") || !strcmp(cmd->name, "detach"))
-		return plug_command(cmd, argv + optind, &plug);
-	if (strcmp(cmd->name, "limit") == 0)
-		limit_request(argv[optind + 1], iops, bw, request,
-			      sizeof(request));
-	else
-		make_request(cmd, argc - optind, argv + optind, request,
-			     sizeof(request));
-	text = ask(path, request);
-	if (!text)
-		return 1;
-	reply = json_tokener_parse(text);
-	if (!reply) {
-		fprintf(stderr, "blkbackctl: the daemon's reply is not JSON\n");
-		free(text);
-		return 1;
-	}
-	if (json_object_object_get_ex(reply, "error", &err)) {
-		fprintf(stderr, "blkbackctl: %s\n",
-			json_object_get_string(err));
-		c = 1;
-	} else if (json) {
-		fputs(text, stdout);
-		c = 0;
-	} else {
-		c = print_reply(cmd, reply, textfile);
-	}
-	json_object_put(reply);
-	free(text);
-	return c;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {
+		.path = BLKBACKD_CONTROL_SOCKET,
+		.plug = { .timeout_s = ATTACH_DEFAULT_TIMEOUT_S },
+	};
+	const struct command *cmd;
+	char *args[4] = { NULL };
+	char typed[256];
+	int ret = parse_options(&c, argc, argv);
+
+	if (ret >= 0)
+		return ret;
+	cmd = find_command(&c, argc - optind, argv + optind, &ret);
+	if (!cmd)
+		return ret;
+	for (int i = optind + 1; i < argc; i++)
+		args[i - optind - 1] = argv[i];
+	snprintf(typed, sizeof(typed), "%s%s%s", cmd->name, args[0] ? " " : "",
+		 args[0] ? args[0] : "");
+	c.typed = typed;
+	c.cmd = cmd;
+	ret = cmd->run(&c, args);
+	domains_close(&c.ds);
+	return ret;
 }
