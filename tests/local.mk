@@ -71,6 +71,11 @@ tests_test_options_LDADD = libblk/libblk.la $(INIH_LIBS) $(SYSTEMD_LIBS)
 TESTS += tests/check-config.sh
 EXTRA_DIST += tests/check-config.sh
 
+# The check `make dist` runs (dist-hook in Makefile.am): every file that a
+# shipped file cites is shipped too.
+TESTS += tests/dist-docs-test.sh
+EXTRA_DIST += tests/dist-docs.sh tests/dist-docs-test.sh
+
 # Integration tests: the real daemon against xensim (tests/lib.sh).
 INTEGRATION_TESTS = \
 	tests/vbd-devid.sh \
