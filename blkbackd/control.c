@@ -272,6 +272,8 @@ static void add_stats(const struct vbd_info *v, void *arg)
 			       json_object_new_uint64(s->in_flight));
 	json_object_object_add(o, "mapped_grants",
 			       json_object_new_uint64(s->mapped_grants));
+	json_object_object_add(o, "registered_grants",
+			       json_object_new_uint64(s->registered_grants));
 	json_object_object_add(o, "grant_map_errors",
 			       json_object_new_uint64(s->grant_map_errors));
 	json_object_object_add(o, "host_errors", host_errors(v));

@@ -23,8 +23,10 @@ static void log_counters(const char *name, const struct blk_stats *s)
 	log_info("%s: %s; %" PRIu64 " rejected, %" PRIu64
 		 " waited for buffers, %" PRIu64 " merged",
 		 name, line, s->rejected, s->parked_no_buffers, s->merged);
-	log_info("%s: %" PRIu64 " grants mapped, %" PRIu64 " refused by Xen",
-		 name, s->mapped_grants, s->grant_map_errors);
+	log_info("%s: %" PRIu64 " grants mapped (%" PRIu64 " registered with "
+		 "io_uring), %" PRIu64 " refused by Xen",
+		 name, s->mapped_grants, s->registered_grants,
+		 s->grant_map_errors);
 }
 
 /* Only requests whose stages were timed (--stage-timing) have these. */

@@ -279,6 +279,7 @@ void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out)
 	*out = c->stats;
 	out->in_flight = c->in_flight;
 	out->mapped_grants = blk_pgrant_count(&c->pgrants);
+	out->registered_grants = c->pgrants.nr_registered;
 	out->grant_map_errors = c->pgrants.map_errors;
 }
 

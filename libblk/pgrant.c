@@ -109,7 +109,9 @@ static void register_entry(struct blk_pgrant_cache *c, int32_t i)
 	if (!c->fixed || c->fixed_refused)
 		return;
 	e->buf = blk_fixed_buf_add(c->fixed, e->addr, BLKIF_PAGE_SIZE);
-	if (e->buf < 0) {
+	if (e->buf >= 0) {
+		c->nr_registered++;
+	} else {
 		e->buf = -1;
 		c->fixed_refused = true;
 	}
@@ -120,8 +122,10 @@ static void unregister_entry(struct blk_pgrant_cache *c, int32_t i)
 {
 	struct blk_pgrant_entry *e = &c->entries[i];
 
-	if (e->buf >= 0)
+	if (e->buf >= 0) {
 		blk_fixed_buf_del(c->fixed, e->buf);
+		c->nr_registered--;
+	}
 	e->buf = -1;
 }
 

@@ -45,6 +45,7 @@ struct blk_pgrant_cache {
 	/* Where mappings are registered as buffers; NULL: nowhere. */
 	struct blk_fixed *fixed;
 	bool fixed_refused; /* the kernel refused one: register no more */
+	uint32_t nr_registered; /* mappings registered there now */
 };
 
 /*

@@ -36,6 +36,7 @@ void blk_stats_add(struct blk_stats *dst, const struct blk_stats *src)
 	dst->merged += src->merged;
 	dst->in_flight += src->in_flight;
 	dst->mapped_grants += src->mapped_grants;
+	dst->registered_grants += src->registered_grants;
 	dst->grant_map_errors += src->grant_map_errors;
 	dst->close.drain_ns += src->close.drain_ns;
 	dst->close.release_ns += src->close.release_ns;

@@ -64,6 +64,8 @@ struct blk_stats {
 	uint64_t merged; /* requests that rode in another's I/O */
 	uint64_t in_flight; /* a gauge: taken off the ring, not yet answered */
 	uint64_t mapped_grants; /* a gauge: persistent grants held mapped */
+	/* A gauge: of those, registered buffers of the worker's io_uring. */
+	uint64_t registered_grants;
 	uint64_t grant_map_errors; /* mappings Xen refused; copied instead */
 	struct blk_stage_time stage[BLK_NR_STAGES];
 	/*

@@ -128,6 +128,7 @@ static void check_pinned(struct blk_pgrant_cache *c, struct io_uring *ring,
 	unsigned int all = fixed->bufs.nr_free + 1;
 	int fd = page_file(0xa5);
 
+	CHECK_EQ(c->nr_registered, 1);
 	CHECK_EQ(read_fixed(ring, fd, p, buf), XENSIM_PAGE_SIZE);
 	CHECK_EQ(((uint8_t *)xensim_domain_page(g, 3))[17], 0xa5);
 	close(fd);
@@ -139,6 +140,7 @@ static void check_pinned(struct blk_pgrant_cache *c, struct io_uring *ring,
 	CHECK(blk_pgrant_fixed_buf(c, (uint32_t)refs[3]) >= 0);
 	CHECK_EQ(blk_pgrant_shrink(c, 0), 1);
 	CHECK_EQ(fixed->bufs.nr_free, all);
+	CHECK_EQ(c->nr_registered, 0);
 }
 
 /*
@@ -152,6 +154,7 @@ static void check_refused(struct blk_pgrant_cache *c, struct blk_fixed *fixed,
 	unsigned int all = fixed->bufs.nr_free;
 
 	CHECK(c->fixed_refused);
+	CHECK_EQ(c->nr_registered, 0);
 	REQUIRE(blk_pgrant_get(c, (uint32_t)refs[4]) != NULL);
 	CHECK_EQ(blk_pgrant_fixed_buf(c, (uint32_t)refs[4]), -1);
 	CHECK_EQ(fixed->bufs.nr_free, all);

@@ -285,9 +285,13 @@ int show_stats(json_object *devices)
 		       ", merged %" PRId64 ", in flight %" PRId64 "\n",
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
 		       num(d, "merged"), num(d, "in_flight"));
-		printf("  grants mapped %" PRId64 ", refused by Xen %" PRId64
-		       "\n",
-		       num(d, "mapped_grants"), num(d, "grant_map_errors"));
+		printf("  grants mapped %" PRId64 " (%" PRId64 " registered "
+							       "with "
+							       "io_uring), "
+							       "refused by Xen "
+							       "%" PRId64 "\n",
+		       num(d, "mapped_grants"), num(d, "registered_grants"),
+		       num(d, "grant_map_errors"));
 		print_moves(d);
 		print_host_errors(d);
 		if (json_object_object_get_ex(d, "limit", &limit)) {
