@@ -144,6 +144,36 @@ static struct vbd *vbd_by_cookie(struct daemon *d, uint64_t cookie)
 	return NULL;
 }
 
+/* The disk @v as the journal's fields name it. */
+static struct log_disk vbd_who(const struct vbd *v)
+{
+	return (struct log_disk){ .domid = v->fe_domid,
+				  .devid = v->devid,
+				  .vdev = v->vdev[0] ? v->vdev : NULL };
+}
+
+/*
+ * A message about @v, after its name, with the journal's DOMID=, VBD= and
+ * VDEV= fields (log_disk_msg()), so that `journalctl DOMID=N` finds every
+ * message about a guest's disks; @err is the errno that caused it, or 0.
+ * Main thread (it reads v->vdev).
+ */
+static void vbd_log(const struct vbd *v, int priority, int err, const char *fmt,
+		    ...) __attribute__((format(printf, 4, 5)));
+
+static void vbd_log(const struct vbd *v, int priority, int err, const char *fmt,
+		    ...)
+{
+	const struct log_disk who = vbd_who(v);
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_disk_msg(priority, &who, err, "%s: %s", v->name, msg);
+}
+
 static struct vbd *vbd_new(struct daemon *d, unsigned int root, uint32_t domid,
 			   uint32_t devid)
 {
@@ -202,9 +232,12 @@ static bool vbd_queue_closed(struct vbd *v, unsigned int q,
 	v->nr_queues = 0;
 	free(v->moved);
 	v->moved = NULL;
-	log_info("%s: disconnected", v->name);
-	if (v->final)
-		stats_log(v->name, v->final);
+	vbd_log(v, LOG_INFO, 0, "disconnected");
+	if (v->final) {
+		const struct log_disk who = vbd_who(v);
+
+		stats_log(&who, v->name, v->final);
+	}
 	free(v->final);
 	v->final = NULL;
 	return true;
@@ -263,8 +296,8 @@ static void vbd_count_host_errors(struct vbd *v)
 	if (host_errors_add_disk(v->d->host_errors, v->cookie,
 				 (1ull << QUEUE_BITS) - 1, v->fe_domid,
 				 v->devid, v->vdev) < 0)
-		log_warn("%s: out of memory: its host I/O errors go uncounted",
-			 v->name);
+		vbd_log(v, LOG_WARNING, 0,
+			"out of memory: its host I/O errors go uncounted");
 }
 
 /*
@@ -282,9 +315,7 @@ static void vbd_nbd_said(void *arg, int priority, const char *msg)
 /* Called while @v lends no backend, so no worker reads it meanwhile. */
 static void vbd_name_for_nbd(struct vbd *v)
 {
-	v->nbd_who = (struct log_disk){ .domid = v->fe_domid,
-					.devid = v->devid,
-					.vdev = v->vdev[0] ? v->vdev : NULL };
+	v->nbd_who = vbd_who(v);
 	if (v->vdev[0])
 		snprintf(v->nbd_who_name, sizeof(v->nbd_who_name), "%s (%s)",
 			 v->name, v->vdev);
@@ -380,10 +411,11 @@ static bool vbd_await_remote_handover(struct vbd *v, const char *path)
 		return false;
 	if (!v->awaiting_remote) {
 		vbd_choose_features(v);
-		log_info("%s: %s is locked by a disk of the same VM on another "
-			 "host (a migration): offering the disk, taking the "
-			 "image when its lock is free",
-			 v->name, path);
+		vbd_log(v, LOG_INFO, 0,
+			"%s is locked by a disk of the same VM on another "
+			"host (a migration): offering the disk, taking the "
+			"image when its lock is free",
+			path);
 	}
 	v->awaiting_handover = true;
 	v->awaiting_remote = true;
@@ -403,10 +435,11 @@ static bool vbd_await_handover(struct vbd *v, const char *path)
 		return vbd_await_remote_handover(v, path);
 	v->features = holder->features;
 	if (!v->awaiting_handover)
-		log_info("%s: %s is held by %s of the same VM (a migration): "
-			 "offering the disk, taking the image when %s "
-			 "releases it",
-			 v->name, path, holder->name, holder->name);
+		vbd_log(v, LOG_INFO, 0,
+			"%s is held by %s of the same VM (a migration): "
+			"offering the disk, taking the image when %s "
+			"releases it",
+			path, holder->name, holder->name);
 	v->awaiting_handover = true;
 	return true;
 }
@@ -458,7 +491,7 @@ static void vbd_forget(struct vbd *v)
 	host_errors_remove_disk(d->host_errors, v->cookie);
 	if (v->image_open) {
 		blk_image_close(&v->image);
-		log_info("%s: released", v->name);
+		vbd_log(v, LOG_INFO, 0, "released");
 		vbd_image_released(d, v->image_path);
 	}
 	for (struct vbd **pp = &d->vbds; *pp; pp = &(*pp)->next) {
@@ -501,19 +534,16 @@ static void vbd_error_text(struct vbd *v, const char *msg, char *out,
  */
 static void vbd_report(struct vbd *v, enum xenbus_state state, const char *msg)
 {
-	const struct log_disk who = { .domid = v->fe_domid,
-				      .devid = v->devid,
-				      .vdev = v->vdev[0] ? v->vdev : NULL };
 	char text[768];
 	int ret;
 
-	log_disk_msg(LOG_ERR, &who, 0, "%s: %s", v->name, msg);
+	vbd_log(v, LOG_ERR, 0, "%s", msg);
 	vbd_disconnect(v);
 	v->failed = true;
 	vbd_error_text(v, msg, text, sizeof(text));
 	ret = xenbus_switch_state(v->d->xs, v->be, state, text);
 	if (ret < 0 && ret != -ENOENT)
-		log_err("%s: cannot publish the error: %s", v->name,
+		vbd_log(v, LOG_ERR, -ret, "cannot publish the error: %s",
 			strerror(-ret));
 }
 
@@ -700,17 +730,19 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms, char *why,
 		/* An NBD export or an RBD image has no file (fd < 0). */
 		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct &&
 		    v->image.fd >= 0)
-			log_notice("%s: the filesystem of %s refuses O_DIRECT; "
-				   "serving it through the page cache "
-				   "(flushes still reach the disk)",
-				   v->name, path);
+			vbd_log(v, LOG_NOTICE, 0,
+				"the filesystem of %s refuses O_DIRECT; "
+				"serving it through the page cache "
+				"(flushes still reach the disk)",
+				path);
 		if (v->image.tail_ignored)
-			log_warn("%s: %s is not a multiple of 512 bytes; the "
-				 "guest sees the image without its last "
-				 "partial sector",
-				 v->name, path);
-		log_info("%s: image %s, %" PRIu64 " sectors%s", v->name, path,
-			 v->image.sectors, readonly ? ", read-only" : "");
+			vbd_log(v, LOG_WARNING, 0,
+				"%s is not a multiple of 512 bytes; the "
+				"guest sees the image without its last "
+				"partial sector",
+				path);
+		vbd_log(v, LOG_INFO, 0, "image %s, %" PRIu64 " sectors%s", path,
+			v->image.sectors, readonly ? ", read-only" : "");
 	}
 	blk_vbd_config_free(&cfg);
 	return ret;
@@ -732,7 +764,8 @@ static int vbd_take_over(struct vbd *v)
 	int ret = vbd_open_image(v, 0, why, sizeof(why));
 
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path)) {
-		log_debug("%s: the guest waits for %s", v->name, v->image_path);
+		vbd_log(v, LOG_DEBUG, 0, "the guest waits for %s",
+			v->image_path);
 		return -EAGAIN;
 	}
 	v->awaiting_handover = false;
@@ -742,7 +775,7 @@ static int vbd_take_over(struct vbd *v)
 		vbd_fail(v, "%s", why);
 		return ret;
 	}
-	log_info("%s: took %s over", v->name, v->image_path);
+	vbd_log(v, LOG_INFO, 0, "took %s over", v->image_path);
 	return 0;
 }
 
@@ -796,9 +829,10 @@ static void vbd_publish_image_path(struct vbd *v)
 		return;
 	ret = blk_xenbus_write_image_path(v->d->xs, v->be, v->image_path);
 	if (ret < 0)
-		log_warn("%s: cannot write %s/physical-device-path: %s; an HVM "
-			 "guest will have no emulated disk to boot from",
-			 v->name, v->be, strerror(-ret));
+		vbd_log(v, LOG_WARNING, -ret,
+			"cannot write %s/physical-device-path: %s; an HVM "
+			"guest will have no emulated disk to boot from",
+			v->be, strerror(-ret));
 }
 
 /* InitWait: the image is open and the features are published. */
@@ -820,7 +854,7 @@ static void vbd_init_wait(struct vbd *v)
 	vbd_publish_image_path(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
-		log_err("%s: cannot publish InitWait: %s", v->name,
+		vbd_log(v, LOG_ERR, -ret, "cannot publish InitWait: %s",
 			strerror(-ret));
 }
 
@@ -877,10 +911,11 @@ static uint32_t vbd_sector_size(struct vbd *v, const struct blk_frontend *fe)
 	if (fe->large_sectors && v->image.logical_block > BLKIF_SECTOR_SIZE)
 		return v->image.logical_block;
 	if (v->image.logical_block > BLKIF_SECTOR_SIZE && v->image.direct)
-		log_warn("%s: the image has %u-byte sectors but the frontend "
-			 "does not take large sectors; requests not aligned "
-			 "to them will fail",
-			 v->name, v->image.logical_block);
+		vbd_log(v, LOG_WARNING, 0,
+			"the image has %u-byte sectors but the frontend "
+			"does not take large sectors; requests not aligned "
+			"to them will fail",
+			v->image.logical_block);
 	return BLKIF_SECTOR_SIZE;
 }
 
@@ -958,8 +993,8 @@ static int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe)
 						  .backend = p.backend,
 						  .params = p };
 		v->nr_queues = q + 1;
-		log_debug("%s: queue %u on worker %u", v->name, q,
-			  worker_index(w));
+		vbd_log(v, LOG_DEBUG, 0, "queue %u on worker %u", q,
+			worker_index(w));
 	}
 	return 0;
 }
@@ -1012,16 +1047,17 @@ static void vbd_connect(struct vbd *v)
 	};
 	ret = blk_xenbus_connected(v->d->xs, v->be, &disk);
 	if (ret < 0) {
-		log_err("%s: cannot publish Connected: %s", v->name,
+		vbd_log(v, LOG_ERR, -ret, "cannot publish Connected: %s",
 			strerror(-ret));
 		vbd_disconnect(v);
 		return;
 	}
-	log_info("%s: connected (%s, %u queue%s of %u-page rings, "
-		 "%s grants, %u-byte sectors)",
-		 v->name, abi_name(fe.abi), fe.nr_queues,
-		 fe.nr_queues == 1 ? "" : "s", 1u << fe.ring_order,
-		 fe.persistent ? "persistent" : "copied", v->sector_size);
+	vbd_log(v, LOG_INFO, 0,
+		"connected (%s, %u queue%s of %u-page rings, "
+		"%s grants, %u-byte sectors)",
+		abi_name(fe.abi), fe.nr_queues, fe.nr_queues == 1 ? "" : "s",
+		1u << fe.ring_order, fe.persistent ? "persistent" : "copied",
+		v->sector_size);
 }
 
 /* ---- the state machine ---- */
@@ -1063,9 +1099,9 @@ static void vbd_connect_after_hotplug(struct vbd *v)
 
 	switch (vbd_hotplug_state(v)) {
 	case BLK_HOTPLUG_PENDING:
-		log_debug("%s: frontend ready, waiting for the hotplug "
-			  "script's hotplug-status",
-			  v->name);
+		vbd_log(v, LOG_DEBUG, 0,
+			"frontend ready, waiting for the hotplug "
+			"script's hotplug-status");
 		break;
 	case BLK_HOTPLUG_FAILED:
 		if (xenbus_read_str(v->d->xs, v->be, "hotplug-error", &why))
@@ -1201,7 +1237,7 @@ static void vbd_apply_limits(struct vbd *v, const struct blk_throttle_limits *l)
 	v->limits = *l;
 	blk_throttle_set(&v->throttle, l);
 	limits_describe(l, text, sizeof(text));
-	log_info("%s: I/O limit %s", v->name, text);
+	vbd_log(v, LOG_INFO, 0, "I/O limit %s", text);
 }
 
 /*
@@ -1216,13 +1252,14 @@ static void vbd_refresh_limits(struct vbd *v)
 
 	if (limits_read(v->d->xs, v->be, &v->d->opts, &l, &bad) < 0) {
 		if (!v->limits_bad)
-			log_warn("%s: %s/%s is not a number; the I/O limit "
-				 "stays as it was. Write a number of "
-				 "%s there, 0 for none",
-				 v->name, v->be, bad,
-				 strcmp(bad, BLK_XENBUS_LIMIT_IOPS) == 0
-					 ? "requests per second"
-					 : "bytes per second");
+			vbd_log(v, LOG_WARNING, 0,
+				"%s/%s is not a number; the I/O limit "
+				"stays as it was. Write a number of "
+				"%s there, 0 for none",
+				v->be, bad,
+				strcmp(bad, BLK_XENBUS_LIMIT_IOPS) == 0
+					? "requests per second"
+					: "bytes per second");
 		v->limits_bad = true;
 		return;
 	}
@@ -1273,14 +1310,19 @@ static void vbd_device_seen(struct daemon *d, unsigned int root, uint32_t domid,
 			return;
 		v = vbd_new(d, root, domid, devid);
 		if (!v) {
-			log_err("%s %" PRIu32 "/%" PRIu32 ": out of memory, "
-				"device ignored",
-				root_kind(d, root), domid, devid);
+			const struct log_disk who = { .domid = domid,
+						      .devid = devid };
+
+			log_disk_msg(LOG_ERR, &who, ENOMEM,
+				     "%s %" PRIu32 "/%" PRIu32 ": out of "
+							       "memory, "
+				     "device ignored",
+				     root_kind(d, root), domid, devid);
 			return;
 		}
 		/* A device left behind by a domain that died meanwhile. */
 		v->domain_gone = xenbus_domain_gone(d->xs, domid);
-		log_debug("%s: new device", v->name);
+		vbd_log(v, LOG_DEBUG, 0, "new device");
 	}
 	v->stale = true;
 	v->limits_stale = true;
@@ -1496,13 +1538,14 @@ void vbd_retry_handovers(struct daemon *d)
 		if (!v->awaiting_remote)
 			continue;
 		if (++v->remote_ticks == HANDOVER_FAST_TRIES)
-			log_warn("%s: %s is still locked by the disk on the "
-				 "other host after %u s; the guest waits until "
-				 "that host releases it (its domain destroyed, "
-				 "as xl migrate does once the guest runs here)",
-				 v->name, v->image_path,
-				 HANDOVER_FAST_TRIES * VBD_HANDOVER_RETRY_MS /
-					 1000);
+			vbd_log(v, LOG_WARNING, 0,
+				"%s is still locked by the disk on the "
+				"other host after %u s; the guest waits until "
+				"that host releases it (its domain destroyed, "
+				"as xl migrate does once the guest runs here)",
+				v->image_path,
+				HANDOVER_FAST_TRIES * VBD_HANDOVER_RETRY_MS /
+					1000);
 		if (v->remote_ticks <= HANDOVER_FAST_TRIES ||
 		    v->remote_ticks % HANDOVER_SLOW_EVERY == 0)
 			v->stale = true;
@@ -1518,8 +1561,8 @@ void vbd_domains_released(struct daemon *d)
 		next = v->next;
 		if (v->domain_gone || !xenbus_domain_gone(d->xs, v->fe_domid))
 			continue;
-		log_info("%s: domain %" PRIu32 " is gone", v->name,
-			 v->fe_domid);
+		vbd_log(v, LOG_INFO, 0, "domain %" PRIu32 " is gone",
+			v->fe_domid);
 		v->domain_gone = true;
 		vbd_reconcile(v);
 	}
@@ -1545,14 +1588,15 @@ static void vbd_resize(struct vbd *v)
 		return;
 	ret = blk_image_refresh_size(&v->image);
 	if (ret < 0) {
-		log_err("%s: cannot re-read the image size: %s", v->name,
+		vbd_log(v, LOG_ERR, -ret, "cannot re-read the image size: %s",
 			strerror(-ret));
 		return;
 	}
 	if (v->image.sectors == old)
 		return;
-	log_info("%s: image resized from %" PRIu64 " to %" PRIu64 " sectors",
-		 v->name, old, v->image.sectors);
+	vbd_log(v, LOG_INFO, 0,
+		"image resized from %" PRIu64 " to %" PRIu64 " sectors", old,
+		v->image.sectors);
 	if (!v->nr_queues || v->closing)
 		return;
 	for (unsigned int q = 0; q < v->nr_queues; q++)
@@ -1560,7 +1604,7 @@ static void vbd_resize(struct vbd *v)
 			      vbd_capacity(v));
 	ret = blk_xenbus_resized(v->d->xs, v->be, vbd_capacity(v));
 	if (ret < 0)
-		log_err("%s: cannot publish the new size: %s", v->name,
+		vbd_log(v, LOG_ERR, -ret, "cannot publish the new size: %s",
 			strerror(-ret));
 }
 
@@ -1608,8 +1652,8 @@ int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to)
 	vq->moving_to = to;
 	vq->move_start_ns = blk_now_ns();
 	d->moving_rings++;
-	log_debug("%s: queue %u moves from worker %u to worker %u", v->name, q,
-		  worker_index(vq->w), worker_index(to));
+	vbd_log(v, LOG_DEBUG, 0, "queue %u moves from worker %u to worker %u",
+		q, worker_index(vq->w), worker_index(to));
 	return 0;
 }
 
@@ -1626,7 +1670,8 @@ static void vbd_keep_moved_stats(struct vbd *v, const struct blk_stats *final)
 	if (v->moved && final)
 		blk_stats_add(v->moved, final);
 	else
-		log_warn("%s: out of memory: its counters restart", v->name);
+		vbd_log(v, LOG_WARNING, 0,
+			"out of memory: its counters restart");
 }
 
 /*
@@ -1680,11 +1725,12 @@ static void vbd_ring_moved(struct vbd *v, unsigned int q,
 	v->moves.closing_ns += closing_ns;
 	v->moves.draining_ns += drain_ns;
 	v->moves.releasing_ns += release_ns;
-	log_debug("%s: queue %u on worker %u after a pause of %.1f ms (%.1f "
-		  "to close it on the other: %.1f draining, %.1f releasing)",
-		  v->name, q, worker_index(to), (double)pause_ns / 1e6,
-		  (double)closing_ns / 1e6, (double)drain_ns / 1e6,
-		  (double)release_ns / 1e6);
+	vbd_log(v, LOG_DEBUG, 0,
+		"queue %u on worker %u after a pause of %.1f ms (%.1f "
+		"to close it on the other: %.1f draining, %.1f releasing)",
+		q, worker_index(to), (double)pause_ns / 1e6,
+		(double)closing_ns / 1e6, (double)drain_ns / 1e6,
+		(double)release_ns / 1e6);
 	if (ret < 0)
 		vbd_fail(v,
 			 "queue %u: cannot connect its ring on worker %u "
@@ -1793,17 +1839,18 @@ static void vbd_check_image(struct vbd *v)
 	deleted = st.st_nlink == 0;
 	shrunk = (uint64_t)st.st_size < disk_bytes;
 	if (deleted && !v->warned_deleted)
-		log_warn("%s: image %s was deleted while in use; the guest "
-			 "keeps it until the disk is detached, then its data "
-			 "is gone",
-			 v->name, v->image_path);
+		vbd_log(v, LOG_WARNING, 0,
+			"image %s was deleted while in use; the guest "
+			"keeps it until the disk is detached, then its data "
+			"is gone",
+			v->image_path);
 	if (shrunk && !v->warned_shrunk)
-		log_warn("%s: image %s shrank to %lld bytes under the running "
-			 "guest, which sees %" PRIu64 "; its reads past the "
-			 "end fail and its writes there grow the file again "
-			 "(restore the size, or detach the disk first)",
-			 v->name, v->image_path, (long long)st.st_size,
-			 disk_bytes);
+		vbd_log(v, LOG_WARNING, 0,
+			"image %s shrank to %lld bytes under the running "
+			"guest, which sees %" PRIu64 "; its reads past the "
+			"end fail and its writes there grow the file again "
+			"(restore the size, or detach the disk first)",
+			v->image_path, (long long)st.st_size, disk_bytes);
 	v->warned_deleted = deleted;
 	v->warned_shrunk = shrunk;
 }
@@ -1817,12 +1864,13 @@ void vbd_check_images(struct daemon *d)
 void vbd_log_stats_all(struct daemon *d)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
+		const struct log_disk who = vbd_who(v);
 		struct blk_stats sum;
 
 		if (!v->nr_queues)
 			continue;
 		vbd_stats(v, &sum);
-		stats_log(v->name, &sum);
+		stats_log(&who, v->name, &sum);
 	}
 }
 
