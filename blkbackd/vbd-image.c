@@ -15,6 +15,46 @@
 #include "blkbackd/vbd-internal.h"
 #include "libblk/backend-nbd.h" /* blk_nbd_is_uri() */
 
+static const char *const image_phase_names[] = {
+	[VBD_IMAGE_NONE] = "none",
+	[VBD_IMAGE_AWAITING] = "awaiting",
+	[VBD_IMAGE_AWAITING_REMOTE] = "awaiting-remote",
+	[VBD_IMAGE_OPEN] = "open",
+};
+
+/* The moves enum vbd_image_phase allows (vbd-internal.h), from -> to. */
+static const bool image_phase_moves[][VBD_IMAGE_OPEN + 1] = {
+	[VBD_IMAGE_NONE] = { [VBD_IMAGE_AWAITING] = true,
+			     [VBD_IMAGE_AWAITING_REMOTE] = true,
+			     [VBD_IMAGE_OPEN] = true },
+	[VBD_IMAGE_AWAITING] = { [VBD_IMAGE_NONE] = true,
+				 [VBD_IMAGE_AWAITING_REMOTE] = true,
+				 [VBD_IMAGE_OPEN] = true },
+	[VBD_IMAGE_AWAITING_REMOTE] = { [VBD_IMAGE_NONE] = true,
+					[VBD_IMAGE_OPEN] = true },
+	[VBD_IMAGE_OPEN] = { false },
+};
+
+/*
+ * Any other move is a bug that could have two writers on one image or a
+ * guest wait for ever. Die instead: the service manager restarts the
+ * daemon, which resumes every device from what xenstore says.
+ */
+static void vbd_set_image_phase(struct vbd *v, enum vbd_image_phase to)
+{
+	if (!image_phase_moves[v->image_phase][to]) {
+		vbd_log(v, LOG_ERR, 0,
+			"bug: its image cannot go from %s to %s; aborting so "
+			"that a restart takes over",
+			image_phase_names[v->image_phase],
+			image_phase_names[to]);
+		abort();
+	}
+	v->image_phase = to;
+	/* Only an AWAITING_REMOTE image counts its tries. */
+	v->remote_ticks = 0;
+}
+
 /*
  * An NBD connection of @arg's lost or found its server (on a worker
  * thread: it reads only what vbd_name_for_nbd() set before lending the
@@ -110,7 +150,7 @@ static bool vbd_same_vm(const struct vbd *a, const struct vbd *b)
 static struct vbd *vbd_handover_holder(struct vbd *v, const char *path)
 {
 	for (struct vbd *w = v->d->vbds; w; w = w->next)
-		if (w != v && w->image_open && !w->image.readonly &&
+		if (w != v && vbd_image_open(w) && !w->image.readonly &&
 		    strcmp(w->image_path, path) == 0 && vbd_same_vm(v, w))
 			return w;
 	return NULL;
@@ -137,16 +177,15 @@ static bool vbd_await_remote_handover(struct vbd *v, const char *path)
 	free(vm);
 	if (!same)
 		return false;
-	if (!v->awaiting_remote) {
+	if (v->image_phase != VBD_IMAGE_AWAITING_REMOTE) {
 		vbd_choose_features(v);
 		vbd_log(v, LOG_INFO, 0,
 			"%s is locked by a disk of the same VM on another "
 			"host (a migration): offering the disk, taking the "
 			"image when its lock is free",
 			path);
+		vbd_set_image_phase(v, VBD_IMAGE_AWAITING_REMOTE);
 	}
-	v->awaiting_handover = true;
-	v->awaiting_remote = true;
 	return true;
 }
 
@@ -162,13 +201,15 @@ static bool vbd_await_handover(struct vbd *v, const char *path)
 	if (!holder)
 		return vbd_await_remote_handover(v, path);
 	v->features = holder->features;
-	if (!v->awaiting_handover)
+	/* One that waits for another host's lock waits for both. */
+	if (!vbd_awaits_image(v)) {
 		vbd_log(v, LOG_INFO, 0,
 			"%s is held by %s of the same VM (a migration): "
 			"offering the disk, taking the image when %s "
 			"releases it",
 			path, holder->name, holder->name);
-	v->awaiting_handover = true;
+		vbd_set_image_phase(v, VBD_IMAGE_AWAITING);
+	}
 	return true;
 }
 
@@ -189,7 +230,7 @@ static bool vbd_export_held(struct vbd *v, const char *path)
 static void vbd_image_released(struct daemon *d, const char *path)
 {
 	for (struct vbd *w = d->vbds; w; w = w->next)
-		if (w->awaiting_handover && strcmp(w->image_path, path) == 0)
+		if (vbd_awaits_image(w) && strcmp(w->image_path, path) == 0)
 			w->stale = true;
 }
 
@@ -292,7 +333,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 			 path);
 		ret = -EINVAL;
 	} else {
-		v->image_open = true;
+		vbd_set_image_phase(v, VBD_IMAGE_OPEN);
 		/*
 		 * Chosen here, not at InitWait, so that a daemon resuming a
 		 * connected device knows what its predecessor offered.
@@ -337,20 +378,19 @@ static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 			v->image_path);
 		return -EAGAIN;
 	}
-	v->awaiting_handover = false;
-	v->awaiting_remote = false;
-	v->remote_ticks = 0;
-	if (ret < 0)
+	if (ret < 0) {
+		vbd_set_image_phase(v, VBD_IMAGE_NONE);
 		return ret;
+	}
 	vbd_log(v, LOG_INFO, 0, "took %s over", v->image_path);
 	return 0;
 }
 
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why)
 {
-	if (v->image_open)
+	if (vbd_image_open(v))
 		return 0;
-	if (v->awaiting_handover)
+	if (vbd_awaits_image(v))
 		return vbd_take_over(v, why);
 	return vbd_open_image(v, RESUME_LOCK_WAIT_MS, why);
 }
@@ -359,7 +399,7 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why)
 {
 	int ret;
 
-	if (v->image_open || v->awaiting_handover)
+	if (vbd_image_open(v) || vbd_awaits_image(v))
 		return 0;
 	ret = vbd_open_image(v, 0, why);
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path))
@@ -369,7 +409,7 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why)
 
 void vbd_close_image(struct vbd *v)
 {
-	if (!v->image_open)
+	if (!vbd_image_open(v))
 		return;
 	blk_image_close(&v->image);
 	vbd_log(v, LOG_INFO, 0, "released");
@@ -379,7 +419,7 @@ void vbd_close_image(struct vbd *v)
 bool vbd_awaiting_remote(const struct daemon *d)
 {
 	for (const struct vbd *v = d->vbds; v; v = v->next)
-		if (v->awaiting_remote)
+		if (v->image_phase == VBD_IMAGE_AWAITING_REMOTE)
 			return true;
 	return false;
 }
@@ -397,7 +437,7 @@ bool vbd_awaiting_remote(const struct daemon *d)
 void vbd_retry_handovers(struct daemon *d)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
-		if (!v->awaiting_remote)
+		if (v->image_phase != VBD_IMAGE_AWAITING_REMOTE)
 			continue;
 		if (++v->remote_ticks == HANDOVER_FAST_TRIES)
 			vbd_log(v, LOG_WARNING, 0,
@@ -422,7 +462,7 @@ static void vbd_check_image(struct vbd *v)
 	struct stat st;
 	bool deleted, shrunk;
 
-	if (!v->image_open || v->image.fd < 0 || v->image.blockdev ||
+	if (!vbd_image_open(v) || v->image.fd < 0 || v->image.blockdev ||
 	    fstat(v->image.fd, &st) < 0)
 		return;
 	deleted = st.st_nlink == 0;

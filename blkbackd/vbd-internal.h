@@ -49,6 +49,38 @@ struct vbd_queue {
 };
 
 /*
+ * Where a device is with its image. It changes in one place,
+ * vbd_set_image_phase() (vbd-image.c), which refuses any move its table
+ * does not allow:
+ *
+ *   NONE -> OPEN        vbd_open_image(): opened and locked
+ *   NONE -> AWAITING    another device of the same VM here holds it
+ *                       writable (a migration's two ends in one host): the
+ *                       device is offered with that one's features and
+ *                       takes the image once it lets it go
+ *   NONE|AWAITING -> AWAITING_REMOTE
+ *                       the same VM's disk on another host holds its lock
+ *                       (an RBD image's, or a shared file's: a migration
+ *                       between hosts): taken once the lock is free, tried
+ *                       every VBD_HANDOVER_RETRY_MS at first
+ *   AWAITING|AWAITING_REMOTE -> OPEN
+ *                       vbd_take_over(): its holder let it go
+ *   AWAITING|AWAITING_REMOTE -> NONE
+ *                       the take-over failed (someone else has it): the
+ *                       device fails
+ *
+ * An open image stays open until the device is freed. Whether the device
+ * failed, or is to be freed once its rings closed, is not part of this:
+ * either can happen in any of these phases.
+ */
+enum vbd_image_phase {
+	VBD_IMAGE_NONE,
+	VBD_IMAGE_AWAITING,
+	VBD_IMAGE_AWAITING_REMOTE,
+	VBD_IMAGE_OPEN,
+};
+
+/*
  * A device. Main thread only: the workers see its queues' backends and its
  * throttle, lent to them by vbd-rings.c, and nbd_who/nbd_who_name, which
  * vbd_name_for_nbd() sets while no backend is lent.
@@ -69,7 +101,7 @@ struct vbd {
 	char fe_state[VBD_PATH_MAX + 8];
 
 	struct blk_image image;
-	bool image_open;
+	enum vbd_image_phase image_phase; /* vbd_set_image_phase() only */
 	bool cdrom;
 	bool removable;
 	bool discard_enable; /* the toolstack's discard-enable */
@@ -96,19 +128,7 @@ struct vbd {
 	bool warned_deleted; /* vbd_check_images() said so already */
 	bool warned_shrunk;
 	bool stale; /* a watch event came: look again after this batch */
-	/*
-	 * Offered while another device of the same VM holds the image (a
-	 * migration's two ends in one host): the image is taken when that
-	 * device lets it go (vbd-image.c).
-	 */
-	bool awaiting_handover;
-	/*
-	 * Of those, offered while the same VM's disk on another host holds
-	 * the image's lock (an RBD image's, or a shared file's: a migration
-	 * between hosts): the image is taken once the lock is free, tried
-	 * every VBD_HANDOVER_RETRY_MS at first (remote_ticks counts them).
-	 */
-	bool awaiting_remote;
+	/* The tries of an AWAITING_REMOTE image (vbd_retry_handovers()). */
 	unsigned int remote_ticks;
 	unsigned int root; /* its directory: d->be_root[root] */
 	/* Its I/O limits, shared by its queues' rings; see limits.h. */
@@ -117,6 +137,18 @@ struct vbd {
 	bool limits_stale; /* its backend changed: read them again */
 	bool limits_bad; /* a malformed limit key was reported */
 };
+
+static inline bool vbd_image_open(const struct vbd *v)
+{
+	return v->image_phase == VBD_IMAGE_OPEN;
+}
+
+/* Offered during a hand-over: the image is taken once its holder let go. */
+static inline bool vbd_awaits_image(const struct vbd *v)
+{
+	return v->image_phase == VBD_IMAGE_AWAITING ||
+	       v->image_phase == VBD_IMAGE_AWAITING_REMOTE;
+}
 
 /* The size the guest sees, in sectors of v->sector_size (set first). */
 static inline uint64_t vbd_capacity(const struct vbd *v)
@@ -183,15 +215,15 @@ void vbd_directory_gone(struct vbd *v);
 
 /*
  * Open the image for InitWait, unless it is open or awaited: 0 when it is
- * open or a device of the same VM holds it (v->awaiting_handover: offered
+ * open or a device of the same VM holds it (vbd_awaits_image(): offered
  * with that device's features, taken at connect); else -errno and @why.
  */
 int vbd_offer_image(struct vbd *v, struct vbd_why *why);
 /*
  * Have the image open to connect: 0 when it is. -EAGAIN while a hand-over
- * still waits for its holder, v->awaiting_handover then still set (the
+ * still waits for its holder, vbd_awaits_image() then still true (the
  * holder's release, or vbd_retry_handovers(), makes @v stale again); else
- * -errno and @why, with v->awaiting_handover clear. A daemon resuming a
+ * -errno and @why, and vbd_awaits_image() is false. A daemon resuming a
  * connected device waits a little for its predecessor's I/O.
  */
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why);

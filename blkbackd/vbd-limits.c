@@ -85,7 +85,7 @@ static void vbd_resize(struct vbd *v)
 	uint64_t old = v->image.sectors;
 	int ret;
 
-	if (!v->image_open)
+	if (!vbd_image_open(v))
 		return;
 	ret = blk_image_refresh_size(&v->image);
 	if (ret < 0) {

@@ -69,18 +69,18 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.nr_queues = v->nr_queues,
 			.link = v->link,
 			/* Its sector size is known once the guest connected. */
-			.sectors = v->image_open && v->sector_size
+			.sectors = vbd_image_open(v) && v->sector_size
 					   ? vbd_capacity(v)
 					   : 0,
 			.sector_size = v->sector_size,
-			.readonly = v->image_open && v->image.readonly,
+			.readonly = vbd_image_open(v) && v->image.readonly,
 			.features = v->features,
 			.moves = v->moves,
 		};
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);
 		vbd_stats(v, &info.stats);
-		info.nbd = v->image_open && v->image.nbd_uri;
+		info.nbd = vbd_image_open(v) && v->image.nbd_uri;
 		if (info.nbd)
 			blk_nbd_link_read(&v->image.nbd_link.stats,
 					  &info.nbd_link);

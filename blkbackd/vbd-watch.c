@@ -13,6 +13,18 @@
 
 #include "blkbackd/vbd-internal.h"
 
+/* No memory for a device: it is not served, and the journal says whose. */
+static void vbd_ignored(struct daemon *d, unsigned int root, uint32_t domid,
+			uint32_t devid)
+{
+	const struct log_disk who = { .domid = domid, .devid = devid };
+
+	log_disk_msg(LOG_ERR, &who, ENOMEM,
+		     "%s %" PRIu32 "/%" PRIu32 ": out of memory, "
+		     "device ignored",
+		     vbd_root_kind(d, root), domid, devid);
+}
+
 /* A device directory exists when its state node does. */
 void vbd_device_seen(struct daemon *d, unsigned int root, uint32_t domid,
 		     uint32_t devid)
@@ -28,14 +40,7 @@ void vbd_device_seen(struct daemon *d, unsigned int root, uint32_t domid,
 			return;
 		v = vbd_new(d, root, domid, devid);
 		if (!v) {
-			const struct log_disk who = { .domid = domid,
-						      .devid = devid };
-
-			log_disk_msg(LOG_ERR, &who, ENOMEM,
-				     "%s %" PRIu32 "/%" PRIu32 ": out of "
-							       "memory, device "
-							       "ignored",
-				     vbd_root_kind(d, root), domid, devid);
+			vbd_ignored(d, root, domid, devid);
 			return;
 		}
 		/* A device left behind by a domain that died meanwhile. */

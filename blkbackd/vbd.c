@@ -262,7 +262,7 @@ static void vbd_connect(struct vbd *v)
 	struct vbd_why why;
 	int ret;
 
-	if (v->nr_queues || !v->image_open)
+	if (v->nr_queues || !vbd_image_open(v))
 		return;
 	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe, what,
 				       sizeof(what));
@@ -361,7 +361,7 @@ static bool vbd_image_ready(struct vbd *v)
 
 	if (vbd_reopen_image(v, &why) == 0)
 		return true;
-	if (!v->awaiting_handover)
+	if (!vbd_awaits_image(v))
 		vbd_fail(v, "%s", why.msg);
 	return false;
 }
@@ -597,7 +597,7 @@ void vbd_release_all(struct daemon *d)
 		vbd_unwatch_frontend(v);
 		host_errors_remove_disk(d->host_errors, v->cookie);
 		/* Quietly, and no device waits for it: the daemon stops. */
-		if (v->image_open)
+		if (vbd_image_open(v))
 			blk_image_close(&v->image);
 		vbd_free(v);
 	}
