@@ -6,9 +6,14 @@
 #ifndef BLKBACKD_STATS_LOG_H
 #define BLKBACKD_STATS_LOG_H
 
+#include "blkbackd/log.h"
 #include "libblk/stats.h"
 
-/* Log @s for the disk called @name (at info level). */
-void stats_log(const char *name, const struct blk_stats *s);
+/*
+ * Log @s for the disk @disk called @name (at info level), with the
+ * journal's fields of @disk (log_disk_msg()).
+ */
+void stats_log(const struct log_disk *disk, const char *name,
+	       const struct blk_stats *s);
 
 #endif /* BLKBACKD_STATS_LOG_H */

@@ -7,7 +7,10 @@
 # lines). The record must carry MESSAGE, PRIORITY=3, DOMID, VBD, VDEV,
 # ERRNO and SYSLOG_IDENTIFIER, and the line must not reach stderr as well.
 # A disk refused for a missing image is found the same way (DOMID, VBD):
-# the real-Xen test's driver domain reads it back with journalctl.
+# the real-Xen test's driver domain reads it back with journalctl. So is
+# every other message about a disk (log.h's promise): its attach and its
+# detach are found by DOMID and VBD, every journal record named after a
+# disk carries that disk's fields, and no such line goes to stderr.
 # A private /run needs root (unshare -m): elsewhere this test is skipped.
 . "$top_srcdir/tests/lib.sh"
 requires python3 unshare
@@ -93,5 +96,51 @@ wait_file_line "$WORK/journal.json" "cannot open image" 10 ||
 msg=$(grep -o "\"$REFUSAL[^\"]*\"" "$WORK/journal.json" | head -n 1 | tr -d '"')
 journal_has "$msg" PRIORITY=3 DOMID=2 VBD=51712 ||
 	fail "the refusal's journal record is wrong"
+
+# Attach and detach: what the disk's life logs is the disk's too.
+journal_line() { # the first MESSAGE starting with $1
+	python3 - "$WORK/journal.json" "$1" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    m = json.loads(l).get("MESSAGE", "")
+    if m.startswith(sys.argv[2]):
+        print(m)
+        break
+PY
+}
+msg=$(journal_line "vbd 1/51712: image $WORK/d1.img, ")
+[ -n "$msg" ] || fail "the image's opening did not reach the journal"
+journal_has "$msg" PRIORITY=6 DOMID=1 VBD=51712 ||
+	fail "the image's opening has the wrong journal fields"
+msg=$(journal_line "vbd 1/51712: connected (")
+[ -n "$msg" ] || fail "the connection did not reach the journal"
+journal_has "$msg" PRIORITY=6 DOMID=1 VBD=51712 VDEV=xvda ||
+	fail "the connection has the wrong journal fields"
+detach 1
+wait_file_line "$WORK/journal.json" "vbd 1/51712: released" 10 ||
+	fail "the detach did not reach the journal"
+journal_has "vbd 1/51712: released" PRIORITY=6 DOMID=1 VBD=51712 \
+	VDEV=xvda || fail "the detach has the wrong journal fields"
+# Every record named after a disk is that disk's: "vbd D/V" or
+# "vbd3 D/V" is DOMID=D, VBD=V.
+python3 - "$WORK/journal.json" <<'PY' || fail "a disk's message lacks its fields"
+import json, re, sys
+n = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    m = re.match(r"vbd3? (\d+)/(\d+)[: ]", r.get("MESSAGE", ""))
+    if not m:
+        continue
+    n += 1
+    if (r.get("DOMID"), r.get("VBD")) != m.groups():
+        sys.exit("%r has DOMID=%s VBD=%s" % (r["MESSAGE"], r.get("DOMID"),
+                                               r.get("VBD")))
+if n < 5:
+    sys.exit("only %d messages about a disk reached the journal" % n)
+PY
+# Under systemd they go to the journal alone, not to stderr as well.
+if grep -E '^<[0-7]>vbd3? [0-9]+/[0-9]+' "$WORK/blkbackd.log"; then
+	fail "messages about a disk went to stderr, without their fields"
+fi
 assert_daemon_alive
 exit 0
