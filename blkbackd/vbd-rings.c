@@ -168,6 +168,7 @@ int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to)
 	struct vbd *v = vbd_by_cookie(d, cookie);
 	unsigned int q = cookie & QUEUE_MASK;
 	struct vbd_queue *vq;
+	uint64_t start_ns;
 	int ret;
 
 	/*
@@ -183,11 +184,16 @@ int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to)
 	 * As for a restart, what it has not started stays on the ring; but
 	 * the ring and its persistent grants stay mapped for the new worker.
 	 */
+	/*
+	 * Before the command: the worker may begin closing it at once, and
+	 * its draining and releasing are parts of this closing.
+	 */
+	start_ns = blk_now_ns();
 	ret = worker_disconnect(vq->w, cookie, BLK_DISCONNECT_MOVE);
 	if (ret < 0)
 		return ret;
 	vq->moving_to = to;
-	vq->move_start_ns = blk_now_ns();
+	vq->move_start_ns = start_ns;
 	d->moving_rings++;
 	vbd_log(v, LOG_DEBUG, 0, "queue %u moves from worker %u to worker %u",
 		q, worker_index(vq->w), worker_index(to));
