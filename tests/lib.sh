@@ -320,6 +320,39 @@ restart_daemon() {
 	start_daemon "$@"
 }
 
+# stall_probe_start: probe the daemon's control socket every 50 ms for as
+# long as the test's attack lasts (tests/stall-probe.py); stall_probe_stop
+# MAX_MS then fails the test if any probe waited longer than MAX_MS, or got
+# no answer. STALL_WORST_MS holds the worst wait, for the test's note.
+stall_probe_start() {
+	rm -f "$WORK/stall.out"
+	python3 "$top_srcdir/tests/stall-probe.py" "$WORK/state/control" \
+		"$WORK/stall.out" &
+	STALL_PID=$!
+	track_pid $STALL_PID
+}
+
+stall_probe_stop() {
+	kill -TERM "$STALL_PID" 2>/dev/null
+	# Not only wait: from a subshell the probe is not a child to wait for.
+	wait "$STALL_PID" 2>/dev/null
+	sp_n=50
+	while [ ! -s "$WORK/stall.out" ] && [ "$sp_n" -gt 0 ]; do
+		sleep 0.1
+		sp_n=$((sp_n - 1))
+	done
+	[ -s "$WORK/stall.out" ] || fail "the stall probe wrote nothing"
+	STALL_WORST_MS=$(sed -n 's/.*worst_ms=\([0-9]*\).*/\1/p' "$WORK/stall.out")
+	sp_failed=$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$WORK/stall.out")
+	sp_probes=$(sed -n 's/.*probes=\([0-9]*\).*/\1/p' "$WORK/stall.out")
+	[ "$sp_probes" -gt 0 ] || fail "the stall probe made no probe"
+	[ "$sp_failed" -eq 0 ] ||
+		fail "$sp_failed of $sp_probes control requests got no answer"
+	[ "$STALL_WORST_MS" -le "$1" ] ||
+		fail "the main loop left a control client waiting" \
+			"$STALL_WORST_MS ms (at most $1)"
+}
+
 # ---- xenstore ----
 
 be_path() { echo "/local/domain/0/backend/vbd/$1/${2:-51712}"; }

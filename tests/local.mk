@@ -138,7 +138,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-image-gone.sh \
 	tests/daemon-watchdog.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/lib-ceph.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
+	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh
 
 # cachestat(2) probe for tests/vbd-flush.sh.
