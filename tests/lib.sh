@@ -336,12 +336,8 @@ stall_probe_stop() {
 	kill -TERM "$STALL_PID" 2>/dev/null
 	# Not only wait: from a subshell the probe is not a child to wait for.
 	wait "$STALL_PID" 2>/dev/null
-	sp_n=50
-	while [ ! -s "$WORK/stall.out" ] && [ "$sp_n" -gt 0 ]; do
-		sleep 0.1
-		sp_n=$((sp_n - 1))
-	done
-	[ -s "$WORK/stall.out" ] || fail "the stall probe wrote nothing"
+	wait_file_line "$WORK/stall.out" worst_ms= 5 ||
+		fail "the stall probe wrote nothing"
 	STALL_WORST_MS=$(sed -n 's/.*worst_ms=\([0-9]*\).*/\1/p' "$WORK/stall.out")
 	sp_failed=$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$WORK/stall.out")
 	sp_probes=$(sed -n 's/.*probes=\([0-9]*\).*/\1/p' "$WORK/stall.out")
