@@ -3,55 +3,17 @@
  * The control socket's server side: requests in, JSON out (json-c).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
+#include "blkbackd/control-request.h"
 #include "blkbackd/control.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
 #include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
-#include "libblk/parse.h"
-
-#define REQUEST_MAX 128
-#define CLIENT_TIMEOUT_MS 1000
-
-int control_listen(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	mode_t old_mask;
-	int fd, ret;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* A socket left by a crashed daemon; nothing else is removed. */
-	if (unlink(path) < 0 && errno != ENOENT) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	old_mask = umask(0177);
-	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old_mask);
-	if (ret == 0)
-		ret = listen(fd, 8);
-	if (ret < 0) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	return fd;
-}
 
 static json_object *op_counters(const struct blk_stats *s, unsigned int op)
 {
@@ -369,19 +331,14 @@ static void size_after(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "sector_size", known_size(v));
 }
 
-/* "resize [DOMID/DEVID]": re-read the image sizes; NULL if not that. */
-static json_object *resize(struct daemon *d, const char *req)
+/* "resize [DOMID/DEVID]": re-read the image sizes. */
+static json_object *resize(struct daemon *d, const struct control_request *r)
 {
-	struct device_query q = { 0 };
+	struct device_query q = { .one = r->one,
+				  .domid = r->domid,
+				  .devid = r->devid };
 	json_object *reply;
-	char extra;
 
-	if (strcmp(req, "resize") != 0) {
-		if (sscanf(req, "resize %" SCNu32 "/%" SCNu32 "%c", &q.domid,
-			   &q.devid, &extra) != 2)
-			return NULL;
-		q.one = true;
-	}
 	q.devices = json_object_new_array();
 	vbd_visit_all(d, size_before, &q);
 	if (q.one && !json_object_array_length(q.devices)) {
@@ -396,16 +353,6 @@ static json_object *resize(struct daemon *d, const char *req)
 	reply = json_object_new_object();
 	json_object_object_add(reply, "devices", q.devices);
 	return reply;
-}
-
-/* One limit as the request gives it: a number, or "-" to keep @keep. */
-static int limit_arg(const char *text, uint64_t keep, uint64_t *out)
-{
-	if (strcmp(text, "-") == 0) {
-		*out = keep;
-		return 0;
-	}
-	return blk_parse_u64(text, UINT64_MAX, out);
 }
 
 struct limit_query {
@@ -424,30 +371,28 @@ static void find_limit(const struct vbd_info *v, void *arg)
 	}
 }
 
+static uint64_t limit_value(const struct control_limit_arg *a, uint64_t keep)
+{
+	return a->keep ? keep : a->value;
+}
+
 /*
  * "limit DOMID/DEVID [IOPS BPS]": set a disk's limits (each a number, 0
- * for none, or "-" to keep it), then answer those in force; NULL if the
- * request is not that.
+ * for none, or "-" to keep it), then answer those in force.
  */
-static json_object *limit(struct daemon *d, const char *req)
+static json_object *limit(struct daemon *d, const struct control_request *r)
 {
-	struct limit_query q = { 0 };
+	struct limit_query q = { .domid = r->domid, .devid = r->devid };
 	struct blk_throttle_limits l;
-	char iops[24], bps[24], extra, msg[128];
-	int n, ret;
+	char msg[128];
+	int ret;
 
-	n = sscanf(req, "limit %" SCNu32 "/%" SCNu32 " %23s %23s %c", &q.domid,
-		   &q.devid, iops, bps, &extra);
-	if (strncmp(req, "limit ", 6) != 0 || (n != 2 && n != 4))
-		return NULL;
 	vbd_visit_all(d, find_limit, &q);
 	if (!q.found)
 		return error_reply("no such device");
-	if (n == 4) {
-		if (limit_arg(iops, q.info.lim.iops, &l.iops) < 0 ||
-		    limit_arg(bps, q.info.lim.bps, &l.bps) < 0)
-			return bad_request("a limit must be a number (0: none) "
-					   "or - (unchanged)");
+	if (r->set_limits) {
+		l.iops = limit_value(&r->iops, q.info.lim.iops);
+		l.bps = limit_value(&r->bps, q.info.lim.bps);
 		ret = vbd_set_limits(d, q.domid, q.devid, &l);
 		if (ret < 0) {
 			snprintf(msg, sizeof(msg),
@@ -489,112 +434,67 @@ static json_object *reload(struct daemon *d)
 	return reply;
 }
 
-/* The commands that change something; NULL for the others. */
-static json_object *act(struct daemon *d, const char *req)
+/* "list", "stats [DOMID/DEVID]": what the devices are and did. */
+static json_object *report(struct daemon *d, const struct control_request *r)
 {
-	char level[32], extra;
+	struct device_query q = { .devices = json_object_new_array(),
+				  .one = r->one,
+				  .domid = r->domid,
+				  .devid = r->devid };
+	json_object *reply;
 
-	if (strcmp(req, "log-level") == 0)
-		return log_level(d, NULL);
-	if (sscanf(req, "log-level %31s %c", level, &extra) == 1)
-		return log_level(d, level);
-	if (strcmp(req, "reload") == 0)
-		return reload(d);
-	if (strncmp(req, "limit ", 6) == 0)
-		return limit(d, req);
-	return resize(d, req);
-}
-
-/* The reply to one request line. */
-static json_object *answer(struct daemon *d, const char *req)
-{
-	json_object *reply = act(d, req);
-	struct device_query q;
-	char extra;
-
-	if (reply)
-		return reply;
-	reply = json_object_new_object();
-	q = (struct device_query){ .devices = json_object_new_array() };
-	if (strcmp(req, "list") == 0) {
+	if (r->op == CONTROL_LIST)
 		vbd_visit_all(d, add_listing, q.devices);
-	} else if (strcmp(req, "stats") == 0) {
+	else
 		vbd_visit_all(d, add_stats, &q);
-	} else if (sscanf(req, "stats %" SCNu32 "/%" SCNu32 "%c", &q.domid,
-			  &q.devid, &extra) == 2) {
-		q.one = true;
-		vbd_visit_all(d, add_stats, &q);
-		if (!json_object_array_length(q.devices)) {
-			json_object_put(q.devices);
-			json_object_put(reply);
-			return error_reply("no such device");
-		}
-	} else {
+	if (q.one && !json_object_array_length(q.devices)) {
 		json_object_put(q.devices);
-		json_object_put(reply);
-		return bad_request("unknown request (list, stats "
-				   "[DOMID/DEVID], log-level [LEVEL], resize "
-				   "[DOMID/DEVID], reload, limit DOMID/DEVID "
-				   "[IOPS BPS])");
+		return error_reply("no such device");
 	}
+	reply = json_object_new_object();
 	json_object_object_add(reply, "devices", q.devices);
 	return reply;
 }
 
-/* One line, at most REQUEST_MAX bytes, within the client timeout. */
-static int read_request(int fd, char *buf, size_t len)
+/* The reply to one request line. */
+static json_object *answer(struct daemon *d, const char *line, size_t len)
 {
-	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_MS / 1000 };
-	size_t got = 0;
+	struct control_request r;
+	char why[192];
 
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
-		return -errno;
-	while (got < len - 1) {
-		ssize_t n = read(fd, buf + got, len - 1 - got);
-
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-		if (memchr(buf, '\n', got))
-			break;
+	if (control_request_parse(line, len, &r, why, sizeof(why)) < 0)
+		return bad_request(why);
+	switch (r.op) {
+	case CONTROL_LOG_LEVEL:
+		return log_level(d, r.level[0] ? r.level : NULL);
+	case CONTROL_RELOAD:
+		return reload(d);
+	case CONTROL_LIMIT:
+		return limit(d, &r);
+	case CONTROL_RESIZE:
+		return resize(d, &r);
+	case CONTROL_LIST:
+	case CONTROL_STATS:
+		break;
 	}
-	buf[got] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	return 0;
+	return report(d, &r);
 }
 
-static void write_all(int fd, const char *s)
+char *control_reply(struct daemon *d, const char *line, size_t len,
+		    size_t *reply_len)
 {
-	size_t left = strlen(s);
+	json_object *reply = answer(d, line, len);
+	size_t n;
+	const char *text = json_object_to_json_string_length(
+		reply, JSON_C_TO_STRING_PLAIN, &n);
+	char *out = malloc(n + 2);
 
-	while (left) {
-		ssize_t n = send(fd, s, left, MSG_NOSIGNAL);
-
-		if (n <= 0)
-			return;
-		s += n;
-		left -= (size_t)n;
+	if (out) {
+		memcpy(out, text, n);
+		out[n] = '\n';
+		out[n + 1] = '\0';
+		*reply_len = n + 1;
 	}
-}
-
-void control_serve_one(struct daemon *d, int listen_fd)
-{
-	char req[REQUEST_MAX];
-	json_object *reply;
-	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (read_request(fd, req, sizeof(req)) < 0) {
-		close(fd);
-		return;
-	}
-	reply = answer(d, req);
-	write_all(fd, json_object_to_json_string_ext(reply,
-						     JSON_C_TO_STRING_PLAIN));
-	write_all(fd, "\n");
 	json_object_put(reply);
-	close(fd);
+	return out;
 }

@@ -22,19 +22,21 @@
  * is {"error": "..."}, with "bad_request": true when the request itself
  * is wrong (unknown, or an argument no value of which exists).
  *
- * Root-only by default: the socket is created with mode 0600. Served by
- * the main thread, one client at a time, with a short receive timeout so
- * that a stuck client cannot hold the daemon.
+ * control-request.h parses the line; control-server.h serves the socket.
  */
 #ifndef BLKBACKD_CONTROL_H
 #define BLKBACKD_CONTROL_H
 
+#include <stddef.h>
+
 struct daemon;
 
-/* Listen on @path (replacing a stale socket). Returns the fd or -errno. */
-int control_listen(const char *path);
-
-/* Accept one client on @listen_fd and answer its request. */
-void control_serve_one(struct daemon *d, int listen_fd);
+/*
+ * The answer to the request line @line (@len bytes, no newline): a JSON
+ * document and a newline, @reply_len bytes, malloc()ed; NULL when out of
+ * memory. Main thread only: it reads and changes the daemon's state.
+ */
+char *control_reply(struct daemon *d, const char *line, size_t len,
+		    size_t *reply_len);
 
 #endif /* BLKBACKD_CONTROL_H */

@@ -7,6 +7,8 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/options.h blkbackd/options.c \
 	blkbackd/stats-log.h blkbackd/stats-log.c \
 	blkbackd/control.h blkbackd/control.c \
+	blkbackd/control-request.h blkbackd/control-request.c \
+	blkbackd/control-server.h blkbackd/control-server.c \
 	blkbackd/host-errors.h blkbackd/host-errors.c \
 	blkbackd/reload.h blkbackd/reload.c \
 	blkbackd/config-file.h blkbackd/config-file.c \

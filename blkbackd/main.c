@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <poll.h>
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #include "blkbackd/balance.h"
-#include "blkbackd/control.h"
+#include "blkbackd/control-server.h"
 #include "blkbackd/daemon.h"
 #include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
@@ -325,14 +326,21 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 	return (int)(soonest - now);
 }
 
+/* The sooner of two poll() timeouts, -1 meaning none. */
+static int sooner(int a, int b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
 /* Returns the signal that ended the loop, or -errno. */
-static int main_loop(struct daemon *d, int sig_fd, int control_fd)
+static int main_loop(struct daemon *d, int sig_fd, struct control_server *ctl)
 {
 	struct pollfd fds[5] = {
 		{ .fd = xs_fileno(d->xs), .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
 		{ .fd = d->broken_fd[0], .events = POLLIN },
-		{ .fd = control_fd, .events = POLLIN }, /* ignored when -1 */
+		/* Ignored when -1. */
+		{ .fd = ctl ? control_server_fd(ctl) : -1, .events = POLLIN },
 		{ .fd = d->closed_fd, .events = POLLIN },
 	};
 	unsigned int last_count = ~0u;
@@ -342,6 +350,11 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 	for (;;) {
 		int timeout_ms =
 			timers(d, &t, host_errors_log_due(d->host_errors));
+
+		/* A control client's deadline (control-server.h). */
+		if (ctl)
+			timeout_ms = sooner(timeout_ms,
+					    control_server_timeout_ms(ctl));
 
 		if (d->nr_vbds != last_count) {
 			last_count = d->nr_vbds;
@@ -372,8 +385,9 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 			drain_broken(d);
 		if (fds[4].revents)
 			drain_closed(d);
-		if (fds[3].revents)
-			control_serve_one(d, control_fd);
+		/* Every turn: it also drops the clients past their deadline. */
+		if (ctl)
+			control_server_run(ctl, d);
 		if (fds[0].revents)
 			drain_watches(d);
 	}
@@ -406,32 +420,74 @@ static int block_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* The control-group setting's group id, or (gid_t)-1 for none. */
+static int control_gid(const char *name, gid_t *gid)
+{
+	struct group *g;
+
+	*gid = (gid_t)-1;
+	if (!name)
+		return 0;
+	errno = 0;
+	g = getgrnam(name);
+	if (g) {
+		*gid = g->gr_gid;
+		return 0;
+	}
+	log_err("control-group names '%s', and there is no such group%s%s "
+		"(create it with groupadd, or correct blkbackd.conf)",
+		name, errno ? ": " : "", errno ? strerror(errno) : "");
+	return -ENOENT;
+}
+
 /*
  * The control socket, if there is a place for it; the daemon serves its
- * guests without one (blkbackctl then cannot reach it).
+ * guests without one (blkbackctl then cannot reach it), but not beside a
+ * daemon that serves it already: that one answers for the same state
+ * directory, and -EADDRINUSE ends this one.
  */
-static int open_control(struct daemon *d)
+static int open_control(struct daemon *d, struct control_server **ctl)
 {
 	char path[PATH_MAX];
-	int fd;
+	pid_t holder = 0;
+	gid_t gid;
+	int ret;
 
+	*ctl = NULL;
 	if (d->opts.control_socket)
 		snprintf(path, sizeof(path), "%s", d->opts.control_socket);
 	else if (d->opts.state_dir)
 		snprintf(path, sizeof(path), "%s/control", d->opts.state_dir);
 	else
-		return -1;
-	fd = control_listen(path);
-	if (fd < 0)
+		return 0;
+	ret = control_gid(d->opts.control_group, &gid);
+	if (ret < 0)
+		return ret;
+	ret = control_server_open(path, gid, ctl, &holder);
+	if (ret == -EADDRINUSE) {
+		if (holder > 0)
+			log_err("another blkbackd (pid %d) serves %s; stop it "
+				"first, or give this one its own --state-dir "
+				"and --control-socket",
+				(int)holder, path);
+		else
+			log_err("another blkbackd serves %s; stop it first, "
+				"or give this one its own --state-dir and "
+				"--control-socket",
+				path);
+		return ret;
+	}
+	if (ret < 0)
 		log_err("cannot listen on the control socket %s: %s "
 			"(blkbackctl will not reach this daemon)",
-			path, strerror(-fd));
-	return fd;
+			path, strerror(-ret));
+	return 0;
 }
 
 static int run(struct daemon *d)
 {
-	int sig_fd, control_fd, ret;
+	struct control_server *ctl;
+	int sig_fd, ret;
 
 	if ((d->opts.serve & SERVE_VBD) && check_no_kernel_backend() < 0)
 		return -EBUSY;
@@ -448,6 +504,15 @@ static int run(struct daemon *d)
 	ret = make_state_dir(d->opts.state_dir);
 	if (ret < 0)
 		return ret;
+	/*
+	 * The control socket exists before the first device is served and
+	 * before READY=1: whoever sees either can reach blkbackctl's socket.
+	 * First of all the rest: a second daemon stops here, having touched
+	 * neither xenstore nor the Xen devices.
+	 */
+	ret = open_control(d, &ctl);
+	if (ret < 0)
+		return ret;
 	ret = open_xenstore(d);
 	if (ret == 0)
 		ret = host_errors_create(&d->host_errors,
@@ -455,24 +520,19 @@ static int run(struct daemon *d)
 	if (ret == 0)
 		ret = start_workers(d);
 	if (ret < 0) {
+		control_server_close(ctl);
 		host_errors_destroy(d->host_errors);
 		return ret;
 	}
 
-	/*
-	 * The control socket exists before the first device is served and
-	 * before READY=1: whoever sees either can reach blkbackctl's socket.
-	 */
-	control_fd = open_control(d);
 	/* Devices that exist already (a restart) are picked up here. */
 	drain_watches(d);
 	sd_notify(0, "READY=1");
 	for (unsigned int i = 0; i < d->nr_roots; i++)
 		log_info("serving %s", d->be_root[i]);
 
-	ret = main_loop(d, sig_fd, control_fd);
-	if (control_fd >= 0)
-		close(control_fd);
+	ret = main_loop(d, sig_fd, ctl);
+	control_server_close(ctl);
 	sd_notify(0, "STOPPING=1");
 	if (ret > 0)
 		log_info("%s: answering in-flight I/O and stopping",

@@ -42,6 +42,7 @@ enum option_id {
 	OPT_ID_REBALANCE_MS,
 	OPT_ID_STATE_DIR,
 	OPT_ID_CONTROL_SOCKET,
+	OPT_ID_CONTROL_GROUP,
 	OPT_ID_MAX_PERSISTENT_GRANTS,
 	OPT_ID_MAX_MAPPED_GRANTS,
 	OPT_ID_RING_BUFFER_MIB,
@@ -176,6 +177,13 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.help = "blkbackctl's socket",
 		.def_text = "control in --state-dir; none without one",
 		FIELD(FIELD_STRING, control_socket),
+	},
+	[OPT_ID_CONTROL_GROUP] = {
+		.name = "control-group", .kind = OPT_NAME, .metavar = "GROUP",
+		.help = "this group's members may use blkbackctl too "
+			"(the socket is then 0660)",
+		.def_text = "none: root only",
+		FIELD(FIELD_STRING, control_group),
 	},
 	[OPT_ID_MAX_PERSISTENT_GRANTS] = {
 		.name = "max-persistent-grants", .kind = OPT_NUMBER,
@@ -365,6 +373,10 @@ void option_describe(const struct opt_desc *d, char *buf, size_t len)
 		snprintf(buf, len, "an absolute path");
 		return;
 	}
+	if (d->kind == OPT_NAME) {
+		snprintf(buf, len, "a name (no blank, no '/')");
+		return;
+	}
 	while (d->choices[count].name)
 		count++;
 	buf[0] = '\0';
@@ -427,7 +439,9 @@ int option_set(struct options *opts, const struct opt_desc *d, const char *text)
 		return ret;
 	}
 	/* A relative path would depend on the directory started in. */
-	if (text[0] != '/')
+	if (d->kind == OPT_PATH && text[0] != '/')
+		return -EINVAL;
+	if (d->kind == OPT_NAME && (!text[0] || strpbrk(text, "/ \t\n")))
 		return -EINVAL;
 	copy = strdup(text);
 	if (!copy)

@@ -48,6 +48,7 @@ struct options {
 	unsigned int limit_bandwidth_mib; /* MiB/s, the same */
 	const char *state_dir; /* ring journals; NULL: none */
 	const char *control_socket; /* NULL: <state_dir>/control, if any */
+	const char *control_group; /* may use it too; NULL: root only */
 };
 
 /* What kind of text an option takes. */
@@ -56,6 +57,7 @@ enum opt_kind {
 	OPT_CHOICE, /* one of the names in .choices */
 	OPT_FLAG, /* no argument (on); in blkbackd.conf, yes or no */
 	OPT_PATH, /* a file name; absolute for a setting */
+	OPT_NAME, /* a user or group name: no blank, no '/', not empty */
 	OPT_ACTION, /* no argument: do something and exit */
 };
 

@@ -109,7 +109,8 @@ static char *ask(const char *path, const char *request)
 	if (fd < 0) {
 		fprintf(stderr,
 			"blkbackctl: cannot reach blkbackd at %s: %s (is it "
-			"running, and are you root?)\n",
+			"running, and are you root or in its "
+			"control-group?)\n",
 			path, strerror(errno));
 		free(buf);
 		return NULL;
