@@ -36,14 +36,22 @@ struct client {
 	size_t reply_len, sent;
 };
 
+/*
+ * What a client can make happen at will is logged once a second at most,
+ * with the count of lines held back since: no client floods the journal.
+ */
+struct log_gate {
+	int64_t open_ms; /* the last line logged */
+	unsigned int held; /* lines not logged since */
+};
+
 struct control_server {
 	int epoll_fd, listen_fd;
 	gid_t gid; /* members may talk to the daemon; -1: none */
 	uid_t own_uid;
 	unsigned int nr_clients;
 	struct client clients[CONTROL_MAX_CLIENTS];
-	int64_t refusal_logged_ms; /* refusals: one log line a second */
-	unsigned int refusals_held;
+	struct log_gate refused, evicted;
 };
 
 static int64_t now_ms(void)
@@ -203,25 +211,35 @@ static void say(int fd, const char *error, bool bad_request)
 	(void)send(fd, text, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static void log_refusal(struct control_server *s, const struct ucred *cred)
+/* The number held back before this line, or -1: not logged now. */
+static long log_gate_pass(struct log_gate *g)
 {
 	int64_t now = now_ms();
+	long held = g->held;
 
-	/* Someone who can reach the socket must not flood the journal. */
-	if (now - s->refusal_logged_ms < 1000) {
-		s->refusals_held++;
-		return;
+	if (g->open_ms && now - g->open_ms < 1000) {
+		g->held++;
+		return -1;
 	}
-	log_warn("control socket: refused uid %u (pid %d): not root, not "
-		 "blkbackd's user%s; allow a group with control-group in "
-		 "blkbackd.conf, and make the socket unreachable to others "
-		 "(%u more refused since the last such line)",
-		 (unsigned int)cred->uid, (int)cred->pid,
-		 s->gid == (gid_t)-1 ? ", no control-group set"
-				     : ", not in control-group",
-		 s->refusals_held);
-	s->refusal_logged_ms = now;
-	s->refusals_held = 0;
+	g->open_ms = now;
+	g->held = 0;
+	return held;
+}
+
+static void log_refusal(struct control_server *s, const struct ucred *cred)
+{
+	long held = log_gate_pass(&s->refused);
+
+	if (held >= 0)
+		log_warn("control socket: refused uid %u (pid %d): not root, "
+			 "not blkbackd's user%s; allow a group with "
+			 "control-group in blkbackd.conf, and make the socket "
+			 "unreachable to others (%ld more refused since the "
+			 "last such line)",
+			 (unsigned int)cred->uid, (int)cred->pid,
+			 s->gid == (gid_t)-1 ? ", no control-group set"
+					     : ", not in control-group",
+			 held);
 }
 
 /* ---- clients ---- */
@@ -234,12 +252,34 @@ static void drop(struct control_server *s, struct client *c)
 	s->nr_clients--;
 }
 
-static struct client *free_slot(struct control_server *s)
+/*
+ * A slot for a new client. With every slot taken, the client nearest its
+ * deadline (the one that has waited longest for its request or left its
+ * reply longest untaken) is told and closed to make room: a flood of idle
+ * clients then costs each new one nothing, and never turns one away.
+ */
+static struct client *free_slot(struct control_server *s, pid_t pid)
 {
-	for (unsigned int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+	struct client *oldest = &s->clients[0];
+	long held;
+
+	for (unsigned int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		if (s->clients[i].fd < 0)
 			return &s->clients[i];
-	return NULL;
+		if (s->clients[i].deadline_ms < oldest->deadline_ms)
+			oldest = &s->clients[i];
+	}
+	held = log_gate_pass(&s->evicted);
+	if (held >= 0)
+		log_warn("control socket: %u clients at once; closed pid %d, "
+			 "the one nearest its deadline, for pid %d (%ld more "
+			 "since the last such line)",
+			 CONTROL_MAX_CLIENTS, (int)oldest->pid, (int)pid, held);
+	/* A reply under way would end in garbage: only closed. */
+	if (!oldest->reply)
+		say(oldest->fd, "busy: closed for a newer client", false);
+	drop(s, oldest);
+	return oldest;
 }
 
 /* A client just accepted: let it in, or answer why not and close it. */
@@ -259,18 +299,7 @@ static void admit(struct control_server *s, int fd)
 		close(fd);
 		return;
 	}
-	c = free_slot(s);
-	if (!c) {
-		say(fd,
-		    "busy: blkbackd serves as many control clients as it "
-		    "takes at once; try again",
-		    false);
-		log_warn("control socket: %u clients at once already; "
-			 "turned away pid %d",
-			 CONTROL_MAX_CLIENTS, (int)cred.pid);
-		close(fd);
-		return;
-	}
+	c = free_slot(s, cred.pid);
 	*c = (struct client){ .fd = fd,
 			      .pid = cred.pid,
 			      .uid = cred.uid,

@@ -17,10 +17,11 @@
  * (control-request.h), complete within CONTROL_REQUEST_MS of connecting;
  * its reply taken within CONTROL_REPLY_MS of being ready. A client that
  * misses either is sent an error if the socket has room, logged, and
- * closed. At most CONTROL_MAX_CLIENTS clients at once: the next one is
- * answered {"error": "busy ..."} at once and closed (blkbackctl then exits
- * 1 with that message), so that a flood of clients costs it no memory and
- * never queues a waiting one behind them.
+ * closed. At most CONTROL_MAX_CLIENTS clients at once: a new one past
+ * that takes the slot of the client nearest its deadline, which is sent
+ * {"error": "busy ..."} (unless its reply has begun) and closed. A flood
+ * of idle clients thus never turns a new one away nor holds memory, and
+ * costs a client that waits at most the flood's pace.
  *
  * Peers (SO_PEERCRED, SO_PEERGROUPS): root, the daemon's own user, or a
  * member of the group given to control_server_open() (the control-group

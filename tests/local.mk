@@ -136,9 +136,15 @@ INTEGRATION_TESTS = \
 	tests/vbd-detach-quiet.sh \
 	tests/vbd-detach-slow-store.sh \
 	tests/vbd-image-gone.sh \
-	tests/daemon-watchdog.sh
+	tests/daemon-watchdog.sh \
+	tests/control-slow-client.sh \
+	tests/control-no-read.sh \
+	tests/control-many-clients.sh \
+	tests/control-wrong-uid.sh \
+	tests/control-second-daemon.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
+	tests/lib-control.sh tests/control-client.py \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh
 

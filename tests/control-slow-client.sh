@@ -1,0 +1,21 @@
+#!/bin/sh
+# A control client that sends its request one byte every 0.8 s. The daemon
+# gives a request line 1 s: the client is answered an error and closed,
+# and meanwhile every other client, guest and signal is served at once.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib-control.sh"
+requires python3
+control_setup 8
+
+$CLIENT slow "$SOCK" list 0.8 >"$WORK/slow.out" 2>&1 &
+SLOW_PID=$!
+track_pid $SLOW_PID
+control_new_guest
+wait $SLOW_PID
+grep -q "^dropped after [0-9]* bytes: .*no complete request line" \
+	"$WORK/slow.out" ||
+	fail_later "the slow client was not dropped: $(cat "$WORK/slow.out")"
+grep -q "sent no complete request within 1000 ms" "$WORK/blkbackd.log" ||
+	fail_later "no log line names the slow client"
+control_verdict
+finish "a client sending a byte every 0.8 s was dropped; $VERDICT"

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Who may use the control socket: root, the daemon's user and the members
+# of control-group. The socket's mode was the only guard: loosened by hand
+# to 0666, it let any user change the daemon's settings. Now the user
+# nobody is refused by its credentials, cannot change the log level, and
+# the log names its uid and pid, while guests run verified I/O. With
+# control-group = users the socket is 0660 with that group, and nobody in
+# that group is answered while nobody outside it is still refused.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib-control.sh"
+requires python3 setpriv
+[ "$(id -u)" -eq 0 ] ||
+	skip "running as another user than root needs root (setpriv)"
+getent group users >/dev/null || skip "no group 'users' to allow"
+getent passwd nobody >/dev/null || skip "no user 'nobody' to refuse"
+AS_NOBODY="setpriv --reuid=nobody --regid=nogroup"
+# A python3 that nobody may run (root's own may be under /root).
+for py in /usr/bin/python3 python3 ""; do
+	[ -n "$py" ] && $AS_NOBODY --clear-groups "$py" -c pass 2>/dev/null &&
+		break
+done
+[ -n "$py" ] || skip "no python3 that the user nobody may run"
+NOBODY="$AS_NOBODY --clear-groups $py $top_srcdir/tests/control-client.py"
+MEMBER="$AS_NOBODY --groups=users $py $top_srcdir/tests/control-client.py"
+UID_NOBODY=$(id -u nobody)
+
+# assert_refused WHAT: nobody, outside any allowed group, asks to change
+# the log level through a socket loosened to 0666: refused and logged.
+assert_refused() {
+	chmod 0666 "$SOCK" || hard_error "chmod the socket"
+	: >"$WORK/nobody.out"
+	$NOBODY ask "$SOCK" "log-level err" >"$WORK/nobody.out" 2>&1
+	grep -q '"error":"permission denied' "$WORK/nobody.out" ||
+		fail_later "$1: nobody was not refused: $(cat "$WORK/nobody.out")"
+	$CLIENT ask "$SOCK" log-level | grep -q '"log_level":"debug"' ||
+		fail_later "$1: nobody changed the log level"
+	wait_file_line "$WORK/blkbackd.log" \
+		"refused uid $UID_NOBODY (pid [0-9]*)" 2 ||
+		fail_later "$1: no log line names uid $UID_NOBODY and its pid"
+}
+
+control_setup 8
+# Let nobody reach the socket's directory (the test's own, 0700).
+chmod 0711 "$WORK" "$WORK/state" || hard_error "chmod"
+mode=$(stat -c '%a' "$SOCK")
+[ "$mode" = 600 ] || fail_later "the socket is mode $mode, wanted 600"
+assert_refused "no control-group"
+control_new_guest
+control_verdict
+
+: >"$WORK/blkbackd.log"
+rm -f "$SOCK" # so that wait_control waits for the new one
+start_daemon --control-group users
+mode=$(stat -c '%a %G' "$SOCK")
+[ "$mode" = "660 users" ] ||
+	fail_later "the socket is '$mode', wanted mode 660, group users"
+$MEMBER ask "$SOCK" log-level >"$WORK/member.out" 2>&1
+grep -q '"log_level":"debug"' "$WORK/member.out" ||
+	fail_later "a member of control-group was not answered:" \
+		"$(cat "$WORK/member.out")"
+assert_refused "control-group = users"
+finish "nobody refused and logged, a member of control-group answered;" \
+	"$VERDICT"
