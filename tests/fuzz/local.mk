@@ -10,7 +10,8 @@
 
 # One per directory of seeds, tests/fuzz/corpus/NAME.
 check_PROGRAMS += tests/fuzz/replay-request tests/fuzz/replay-ring \
-	tests/fuzz/replay-xenbus tests/fuzz/replay-pgrant
+	tests/fuzz/replay-xenbus tests/fuzz/replay-pgrant \
+	tests/fuzz/replay-control
 tests_fuzz_replay_request_SOURCES = tests/fuzz/request.c \
 	tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_request_LDADD = libblk/libblk.la
@@ -26,6 +27,10 @@ tests_fuzz_replay_pgrant_SOURCES = tests/fuzz/pgrant.c tests/fuzz/replay.c \
 tests_fuzz_replay_pgrant_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS)
 tests_fuzz_replay_pgrant_LDADD = libblk/libblk.la \
 	tools/xensim/libxengnttab.la tools/xensim/libxensim.la
+tests_fuzz_replay_control_SOURCES = tests/fuzz/control.c \
+	tests/fuzz/replay.c tests/fuzz/fuzz.h blkbackd/control-request.c \
+	blkbackd/control-request.h
+tests_fuzz_replay_control_LDADD = libblk/libblk.la
 
 TESTS += tests/fuzz/replay.sh tests/fuzz/fuzz.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/fuzz.sh tests/fuzz/README.md \
@@ -41,7 +46,7 @@ FUZZ_DEPS = $(srcdir)/tests/fuzz/fuzz.h $(srcdir)/libblk/blkif_abi.h \
 
 if HAVE_FUZZ
 FUZZ_BINS = tests/fuzz/fuzz-request tests/fuzz/fuzz-ring \
-	tests/fuzz/fuzz-xenbus tests/fuzz/fuzz-pgrant
+	tests/fuzz/fuzz-xenbus tests/fuzz/fuzz-pgrant tests/fuzz/fuzz-control
 check_SCRIPTS = $(FUZZ_BINS)
 CLEANFILES += $(FUZZ_BINS)
 
@@ -82,6 +87,15 @@ tests/fuzz/fuzz-pgrant: $(srcdir)/tests/fuzz/pgrant.c \
 	$(AM_V_CCLD)$(FUZZ_LINK) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) \
 		$(srcdir)/tests/fuzz/pgrant.c $(srcdir)/libblk/pgrant.c \
 		$(srcdir)/libblk/fixed.c $(FUZZ_XENSIM_GRANT) $(URING_LIBS)
+
+# The control socket's request line (blkbackd/control-request.c).
+tests/fuzz/fuzz-control: $(srcdir)/tests/fuzz/control.c \
+		$(srcdir)/blkbackd/control-request.c \
+		$(srcdir)/blkbackd/control-request.h \
+		$(srcdir)/libblk/parse.c $(srcdir)/libblk/parse.h $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_LINK) $(srcdir)/tests/fuzz/control.c \
+		$(srcdir)/blkbackd/control-request.c $(srcdir)/libblk/parse.c
 
 fuzz: $(FUZZ_BINS)
 	BLKBACKD_FUZZ_SECONDS=$(FUZZ_SECONDS) BLKBACKD_FUZZ_KEEP=1 \
