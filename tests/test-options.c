@@ -87,6 +87,9 @@ static void check_options(const struct options *got, const struct options *want)
 	CHECK(!got->state_dir == !want->state_dir);
 	if (got->state_dir && want->state_dir)
 		CHECK(strcmp(got->state_dir, want->state_dir) == 0);
+	CHECK(!got->control_group == !want->control_group);
+	if (got->control_group && want->control_group)
+		CHECK(strcmp(got->control_group, want->control_group) == 0);
 }
 
 static void test_defaults(void)
@@ -146,7 +149,8 @@ static const char good_conf[] =
 	"buffer-mib = 0\n"
 	"error-log-interval = 2\n"
 	"nbd-reconnect-timeout = 0\n"
-	"state-dir = /var/lib/blkbackd\n";
+	"state-dir = /var/lib/blkbackd\n"
+	"control-group = blkbackd-ops\n";
 /* clang-format on */
 
 static void test_good_file(void)
@@ -169,6 +173,7 @@ static void test_good_file(void)
 		.error_log_interval = 2,
 		.nbd_reconnect_timeout = 0,
 		.state_dir = "/var/lib/blkbackd",
+		.control_group = "blkbackd-ops",
 	};
 	struct options o = { 0 };
 
@@ -297,6 +302,19 @@ static const struct bad_file bad_files[] = {
 		  "shape.conf:4: 'config' can only be given on the command "
 		  "line",
 		  "shape.conf:6: 'cache' is under [daemon]" },
+	},
+	{
+		/* a group is a name, not a path */
+		"group.conf",
+		"control-group = staff/ops\n",
+		{ "group.conf:1: 'control-group = staff/ops': not valid, it "
+		  "must be a name (no blank, no '/')" },
+	},
+	{
+		/* and one word */
+		"words.conf",
+		"control-group = two words\n",
+		{ "words.conf:1: 'control-group = two words': not valid" },
 	},
 };
 
