@@ -1,6 +1,7 @@
 #!/bin/sh
 # blkbackd refuses to start, with a message that says what to do, when the
-# kernel's xen-blkback is bound, and rejects bad options.
+# kernel's xen-blkback is bound, and rejects bad options and a
+# control-group that does not exist.
 . "$top_srcdir/tests/lib.sh"
 
 [ -x "$BLKBACKD" ] || fail "daemon not built at $BLKBACKD"
@@ -24,6 +25,18 @@ for bad in "--workers 0" "--workers x" "--cache sometimes" \
 		fail_later "'blkbackd $bad' exited $rc with: $(cat "$WORK/out")"
 	fi
 done
+
+# A control-group that does not exist: refused before xenstore or Xen
+# (serve vbd3: whether or not this host has a kernel backend).
+mkdir "$WORK/state"
+"$BLKBACKD" --serve vbd3 --state-dir "$WORK/state" \
+	--control-group blkbackd-no-such-group >"$WORK/out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "control-group names 'blkbackd-no-such-group'" \
+	"$WORK/out" ||
+	fail_later "an unknown control-group: exit $rc, $(cat "$WORK/out")"
+[ -e "$WORK/state/control" ] &&
+	fail_later "an unknown control-group left a control socket"
 
 "$BLKBACKD" --version | grep -q "^blkbackd [0-9]" || fail_later "--version"
 finish
