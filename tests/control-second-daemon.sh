@@ -14,12 +14,7 @@ LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 	>"$WORK/second.err" 2>&1 &
 SECOND_PID=$!
 track_pid $SECOND_PID
-n=50
-while pid_alive $SECOND_PID && [ $n -gt 0 ]; do
-	sleep 0.1
-	n=$((n - 1))
-done
-if pid_alive $SECOND_PID; then
+if ! wait_gone $SECOND_PID 5; then
 	kill $SECOND_PID
 	fail_later "a second daemon on the same socket still runs after 5 s"
 fi

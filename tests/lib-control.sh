@@ -10,6 +10,16 @@ SOCK=$WORK/state/control
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# wait_gone PID SECONDS: wait until PID has exited; false if it still runs.
+wait_gone() {
+	wg_n=$(($2 * 10))
+	while pid_alive "$1" && [ "$wg_n" -gt 0 ]; do
+		sleep 0.1
+		wg_n=$((wg_n - 1))
+	done
+	! pid_alive "$1"
+}
+
 # timed_attach DOMID: attach a new 4M guest DOMID; ATTACH_MS, how long.
 timed_attach() {
 	guest "$1" 4M
@@ -62,12 +72,7 @@ control_verdict() {
 	assert_verified 1 2 3 4
 	cv_pid=$DAEMON_PID
 	kill -TERM "$cv_pid"
-	cv_n=50
-	while pid_alive "$cv_pid" && [ "$cv_n" -gt 0 ]; do
-		sleep 0.1
-		cv_n=$((cv_n - 1))
-	done
-	pid_alive "$cv_pid" && fail "SIGTERM: the daemon still runs after 5 s"
+	wait_gone "$cv_pid" 5 || fail "SIGTERM: the daemon still runs after 5 s"
 	wait "$cv_pid" 2>/dev/null
 	DAEMON_PID=
 	VERDICT="worst control wait $STALL_WORST_MS ms, a new guest's attach"
