@@ -89,6 +89,20 @@ static bool held_by_another(const struct sockaddr_un *sa, pid_t *holder)
 	return held;
 }
 
+/*
+ * The socket's group: inherited from a setgid directory (the way under
+ * the shipped unit, whose sandbox forbids chown()), else given by chown(),
+ * which needs CAP_CHOWN unless the daemon is itself in the group.
+ */
+static int give_to_group(const char *path, gid_t gid)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && st.st_gid == gid)
+		return 0;
+	return chown(path, (uid_t)-1, gid);
+}
+
 static int listen_on(const char *path, gid_t gid, pid_t *holder)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -114,7 +128,7 @@ static int listen_on(const char *path, gid_t gid, pid_t *holder)
 	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_mask);
 	if (ret == 0 && gid != (gid_t)-1)
-		ret = chown(path, (uid_t)-1, gid);
+		ret = give_to_group(path, gid);
 	if (ret == 0)
 		ret = listen(fd, CONTROL_MAX_CLIENTS);
 	if (ret < 0) {

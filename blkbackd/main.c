@@ -479,8 +479,13 @@ static int open_control(struct daemon *d, struct control_server **ctl)
 	}
 	if (ret < 0)
 		log_err("cannot listen on the control socket %s: %s "
-			"(blkbackctl will not reach this daemon)",
-			path, strerror(-ret));
+			"(blkbackctl will not reach this daemon)%s",
+			path, strerror(-ret),
+			ret == -EPERM && gid != (gid_t)-1
+				? "; to give it to control-group, put it in a "
+				  "directory of that group with the setgid bit "
+				  "(see blkbackd.conf(5))"
+				: "");
 	return 0;
 }
 

@@ -59,5 +59,32 @@ grep -q '"log_level":"debug"' "$WORK/member.out" ||
 	fail_later "a member of control-group was not answered:" \
 		"$(cat "$WORK/member.out")"
 assert_refused "control-group = users"
-finish "nobody refused and logged, a member of control-group answered;" \
-	"$VERDICT"
+stop_daemon
+
+# As under the shipped unit, without CAP_CHOWN: the socket takes its group
+# from a setgid directory of that group, and without one the log says so.
+REAL_BLKBACKD=$BLKBACKD
+BLKBACKD=$WORK/no-chown
+printf '#!/bin/sh\nexec setpriv --bounding-set=-chown %s "$@"\n' \
+	"$REAL_BLKBACKD" >"$BLKBACKD"
+chmod +x "$BLKBACKD"
+mkdir "$WORK/ctl" && chgrp users "$WORK/ctl" && chmod 2751 "$WORK/ctl" ||
+	hard_error "cannot make a setgid directory of group users"
+# (Not start_daemon: it would wait for the socket that cannot be made.)
+LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+	"$BLKBACKD" --log-level debug --state-dir "$WORK/state" \
+	--control-group users 2>>"$WORK/blkbackd.log" &
+DAEMON_PID=$!
+wait_file_line "$WORK/blkbackd.log" "put it in a directory of that group" 5 ||
+	fail_later "no CAP_CHOWN, no setgid directory: no hint in the log"
+stop_daemon
+ln -s "$WORK/ctl/control" "$SOCK" # for wait_control
+start_daemon --control-group users --control-socket "$WORK/ctl/control"
+mode=$(stat -c '%a %G' "$WORK/ctl/control")
+[ "$mode" = "660 users" ] ||
+	fail_later "in a setgid directory without CAP_CHOWN, the socket is" \
+		"'$mode', wanted mode 660, group users"
+$MEMBER ask "$SOCK" log-level | grep -q '"log_level":"debug"' ||
+	fail_later "a member of control-group was not answered there"
+finish "nobody refused and logged, a member of control-group answered," \
+	"a setgid directory gives the socket its group; $VERDICT"
