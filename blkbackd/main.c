@@ -420,7 +420,10 @@ static int block_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* The control-group setting's group id, or (gid_t)-1 for none. */
+/*
+ * The control-group setting's group id, or (gid_t)-1 for none. Looked up
+ * once, at start-up (before READY=1): a reload does not change it.
+ */
 static int control_gid(const char *name, gid_t *gid)
 {
 	struct group *g;
@@ -465,16 +468,13 @@ static int open_control(struct daemon *d, struct control_server **ctl)
 		return ret;
 	ret = control_server_open(path, gid, ctl, &holder);
 	if (ret == -EADDRINUSE) {
+		char pid[32] = "";
+
 		if (holder > 0)
-			log_err("another blkbackd (pid %d) serves %s; stop it "
-				"first, or give this one its own --state-dir "
-				"and --control-socket",
-				(int)holder, path);
-		else
-			log_err("another blkbackd serves %s; stop it first, "
-				"or give this one its own --state-dir and "
-				"--control-socket",
-				path);
+			snprintf(pid, sizeof(pid), " (pid %d)", (int)holder);
+		log_err("another blkbackd%s serves %s; stop it first, or give "
+			"this one its own --state-dir and --control-socket",
+			pid, path);
 		return ret;
 	}
 	if (ret < 0)
