@@ -129,8 +129,9 @@ static int listen_on(const char *path, gid_t gid, pid_t *holder)
 	umask(old_mask);
 	if (ret == 0 && gid != (gid_t)-1)
 		ret = give_to_group(path, gid);
+	/* A burst of connects waits to be accepted rather than fail. */
 	if (ret == 0)
-		ret = listen(fd, CONTROL_MAX_CLIENTS);
+		ret = listen(fd, SOMAXCONN);
 	if (ret < 0) {
 		ret = -errno;
 		close(fd);

@@ -11,7 +11,7 @@
         send REQUEST, read nothing for SECONDS, then read what there is;
         print "bytes=N complete=0|1" (complete: the whole JSON document)
     control-client.py split SOCKET N
-        N clients at once, each sending "sta", then 0.5 s later "ts\\n",
+        N clients at once, each sending "li", then 0.5 s later "st\\n",
         and reading its reply; print "answered=A of N"
     control-client.py idle SOCKET N SECONDS
         N clients at once that send nothing; after SECONDS print
@@ -89,9 +89,9 @@ def split(path, n):
 
     def one():
         with connect(path) as s:
-            s.sendall(b"sta")
+            s.sendall(b"li")
             time.sleep(0.5)
-            s.sendall(b"ts\n")
+            s.sendall(b"st\n")
             data = read_all(s)
             if complete(data) and "devices" in json.loads(data):
                 answered.append(1)

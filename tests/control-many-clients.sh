@@ -1,6 +1,6 @@
 #!/bin/sh
-# Many control clients at once: 24 that each send half a request, wait
-# 0.5 s and send the rest, all answered together; then 40 that send
+# Many control clients at once: 24 that each send half a request ("li"),
+# wait 0.5 s and send the rest, all answered together; then 40 that send
 # nothing: the daemon holds 32 (CONTROL_MAX_CLIENTS), each new one past
 # that taking the place of the oldest, which is answered "busy"; all are
 # closed within their 1 s deadline. Every other client (the stall probe's
