@@ -238,9 +238,18 @@ void vbd_name_for_nbd(struct vbd *v);
 /* ---- rings on workers (vbd-rings.c) ---- */
 
 /*
+ * Lower what @v offers (v->features) until any choice within it, queues
+ * times ring pages, fits --max-ring-pages-per-disk: fewer queues first,
+ * a smaller ring only when one ring alone would not fit. A frontend that
+ * asks for more than the offer is refused (blk_xenbus_read_frontend()).
+ */
+void vbd_cap_rings(struct vbd *v);
+
+/*
  * Connect the frontend's rings, each on the worker with the fewest, their
- * backends lent to it. On failure -errno and @why; the rings connected
- * before it stay (v->nr_queues), for vbd_disconnect() to close.
+ * backends lent to it. On failure -errno and @why (-EDQUOT: the grant
+ * mapping budget cannot pay for a ring); the rings connected before it
+ * stay (v->nr_queues), for vbd_disconnect() to close.
  */
 int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe,
 		       struct vbd_why *why);

@@ -6,7 +6,6 @@
  * between workers for balance.c, and all closed at shutdown.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +88,40 @@ static struct worker *least_loaded_worker(struct daemon *d)
 	return best;
 }
 
+void vbd_cap_rings(struct vbd *v)
+{
+	unsigned int cap = v->d->opts.max_ring_pages_per_disk;
+	struct blk_backend_features *f = &v->features;
+
+	while (f->max_ring_order > 0 && 1u << f->max_ring_order > cap)
+		f->max_ring_order--;
+	if (f->max_queues << f->max_ring_order > cap)
+		f->max_queues = cap >> f->max_ring_order;
+}
+
+/* Why @q's ring could not be connected, in words for the operator. */
+static int vbd_queue_refused(struct vbd *v, const struct blk_frontend *fe,
+			     unsigned int q, int err, struct vbd_why *why)
+{
+	const struct blk_frontend_queue *fq = &fe->queue[q];
+	struct blk_budget *b = &v->d->mappings;
+
+	if (err == -EDQUOT)
+		return vbd_why(why, err,
+			       "queue %u: its %u-page ring does not fit in the "
+			       "grant mapping budget: rings already map %ld of "
+			       "its %ld pages (max-mapped-grants); raise "
+			       "max-mapped-grants, or lower max-queues or "
+			       "max-ring-pages-per-disk",
+			       q, 1u << fe->ring_order,
+			       blk_budget_ring_pages(b), b->total);
+	return vbd_why(why, err,
+		       "queue %u: cannot map ring-ref %u (%u pages) or bind "
+		       "event-channel %u: %s",
+		       q, (unsigned int)fq->ring_refs[0], 1u << fe->ring_order,
+		       (unsigned int)fq->event_channel, strerror(-err));
+}
+
 /* Connecting failed: without a ring connected, the device has none. */
 static int vbd_queues_failed(struct vbd *v, int err)
 {
@@ -143,12 +176,7 @@ int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe,
 		ret = worker_connect(w, &p);
 		if (ret < 0) {
 			blk_backend_destroy(p.backend);
-			vbd_why(why, ret,
-				"queue %u: cannot map ring-ref %" PRIu32
-				" (%u pages) or bind event-channel %" PRIu32
-				": %s",
-				q, fq->ring_refs[0], 1u << fe->ring_order,
-				fq->event_channel, strerror(-ret));
+			vbd_queue_refused(v, fe, q, ret, why);
 			return vbd_queues_failed(v, ret);
 		}
 		v->queue[q] = (struct vbd_queue){ .w = w,

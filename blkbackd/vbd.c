@@ -187,6 +187,7 @@ static void vbd_init_wait(struct vbd *v)
 	/* A device offered again has no error left from its last failure. */
 	blk_xenbus_clear_error(v->d->xs, v->be);
 	vbd_publish_image_path(v);
+	vbd_cap_rings(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
 		vbd_log(v, LOG_ERR, -ret, "cannot publish InitWait: %s",
@@ -264,6 +265,8 @@ static void vbd_connect(struct vbd *v)
 
 	if (v->nr_queues || !vbd_image_open(v))
 		return;
+	/* A resumed device: what its predecessor offered. */
+	vbd_cap_rings(v);
 	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe, what,
 				       sizeof(what));
 	if (ret < 0) {
