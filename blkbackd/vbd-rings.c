@@ -32,7 +32,9 @@ bool vbd_queue_closed(struct vbd *v, unsigned int q,
 	free(v->moved);
 	v->moved = NULL;
 	vbd_log(v, LOG_INFO, 0, "disconnected");
-	if (v->final) {
+	/* Its counters, and its stage times when they are timed. */
+	if (v->final &&
+	    vbd_log_pass(v, LOG_INFO, v->d->opts.stage_timing ? 3 : 2)) {
 		const struct log_disk who = vbd_who(v);
 
 		stats_log(&who, v->name, v->final);
@@ -97,6 +99,42 @@ void vbd_cap_rings(struct vbd *v)
 		f->max_ring_order--;
 	if (f->max_queues << f->max_ring_order > cap)
 		f->max_queues = cap >> f->max_ring_order;
+}
+
+bool vbd_connect_due(struct vbd *v)
+{
+	if (rate_take(&v->connects, VBD_CONNECT_BURST, VBD_CONNECT_PER_S, 1,
+		      blk_now_ns())) {
+		v->connect_waits = false;
+		return true;
+	}
+	if (!v->connect_waits)
+		vbd_log(v, LOG_NOTICE, 0,
+			"the frontend connects more often than %u times at "
+			"once and %u a second after: its connect waits",
+			VBD_CONNECT_BURST, VBD_CONNECT_PER_S);
+	v->connect_waits = true;
+	return false;
+}
+
+bool vbd_connects_waiting(const struct daemon *d)
+{
+	for (const struct vbd *v = d->vbds; v; v = v->next)
+		if (v->connect_waits)
+			return true;
+	return false;
+}
+
+/* Looked at again, each connects if its frontend still wants it. */
+void vbd_retry_connects(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next) {
+		if (!v->connect_waits)
+			continue;
+		v->connect_waits = false;
+		v->stale = true;
+	}
+	vbd_reconcile_stale(d);
 }
 
 /* Why @q's ring could not be connected, in words for the operator. */

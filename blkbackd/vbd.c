@@ -263,7 +263,7 @@ static void vbd_connect(struct vbd *v)
 	struct vbd_why why;
 	int ret;
 
-	if (v->nr_queues || !vbd_image_open(v))
+	if (v->nr_queues || !vbd_image_open(v) || !vbd_connect_due(v))
 		return;
 	/* A resumed device: what its predecessor offered. */
 	vbd_cap_rings(v);
