@@ -195,8 +195,11 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 	},
 	[OPT_ID_MAX_MAPPED_GRANTS] = {
 		.name = "max-mapped-grants", .kind = OPT_NUMBER,
-		.metavar = "N", .help = "grants mapped by all rings together",
-		.min = 0, .max = 16777216, .def = BLK_DEFAULT_MAX_MAPPED_GRANTS,
+		.metavar = "N",
+		.help = "grants mapped by all rings together, their own "
+			"pages included",
+		.min = BLK_MAX_RING_PAGES, .max = 16777216,
+		.def = BLK_DEFAULT_MAX_MAPPED_GRANTS,
 		FIELD(FIELD_UINT, max_mapped_grants),
 	},
 	[OPT_ID_RING_BUFFER_MIB] = {
