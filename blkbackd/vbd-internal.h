@@ -251,6 +251,9 @@ void vbd_name_for_nbd(struct vbd *v);
  * times ring pages, fits --max-ring-pages-per-disk: fewer queues first,
  * a smaller ring only when one ring alone would not fit. A frontend that
  * asks for more than the offer is refused (blk_xenbus_read_frontend()).
+ * Not for a device resumed connected: a restart (an upgrade, a new cap)
+ * does not take rings away from a running guest; the mapping budget
+ * still pays for them.
  */
 void vbd_cap_rings(struct vbd *v);
 

@@ -265,8 +265,6 @@ static void vbd_connect(struct vbd *v)
 
 	if (v->nr_queues || !vbd_image_open(v) || !vbd_connect_due(v))
 		return;
-	/* A resumed device: what its predecessor offered. */
-	vbd_cap_rings(v);
 	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe, what,
 				       sizeof(what));
 	if (ret < 0) {
@@ -388,8 +386,11 @@ static void vbd_connect_after_hotplug(struct vbd *v)
 		free(why);
 		break;
 	case BLK_HOTPLUG_CONNECTED:
-		if (vbd_image_ready(v))
-			vbd_connect(v);
+		if (!vbd_image_ready(v))
+			break;
+		/* As offered at InitWait, by this daemon or the last. */
+		vbd_cap_rings(v);
+		vbd_connect(v);
 		break;
 	}
 }
