@@ -224,7 +224,8 @@ static struct blk_handover *give_handover(struct blk_conn *c)
 
 /*
  * The ring's pages are grant mappings like persistent grants' and draw
- * on the same budget; -EDQUOT when rings would take more than all of it.
+ * on the same budget; -EDQUOT when rings would take more than all of it
+ * (what persistent grants would give back cannot help then).
  */
 static int pay_for_ring(struct blk_engine *e, struct blk_conn *c)
 {
@@ -232,10 +233,8 @@ static int pay_for_ring(struct blk_engine *e, struct blk_conn *c)
 
 	if (!b)
 		return 0;
-	if (!blk_budget_take_ring(b, c->nr_ring_pages)) {
-		blk_budget_refused(b);
+	if (!blk_budget_take_ring(b, c->nr_ring_pages))
 		return -EDQUOT;
-	}
 	c->ring_budget = b;
 	return 0;
 }
