@@ -3,7 +3,7 @@ sbin_PROGRAMS += blkbackd/blkbackd
 blkbackd_blkbackd_SOURCES = \
 	blkbackd/main.c \
 	blkbackd/daemon.h \
-	blkbackd/log.h blkbackd/log.c \
+	blkbackd/log.h blkbackd/log.c blkbackd/rate.h \
 	blkbackd/options.h blkbackd/options.c \
 	blkbackd/stats-log.h blkbackd/stats-log.c \
 	blkbackd/control.h blkbackd/control.c \

@@ -262,6 +262,7 @@ static int64_t now_ms(void)
 struct timers {
 	int64_t next_check; /* vbd_check_images() */
 	int64_t next_handover; /* vbd_retry_handovers(), while one waits */
+	int64_t next_connect; /* vbd_retry_connects(), while one waits */
 	int64_t next_balance; /* balance_run(), with two workers or more */
 	int64_t ping_ms; /* systemd's watchdog: 0 when it has none */
 	int64_t next_ping;
@@ -284,8 +285,9 @@ static void timers_init(struct timers *t)
 
 /*
  * Run what is due, and return the poll() timeout: until the next of the
- * image check, sharing the workers, a migration's retry, the watchdog ping and
- * the host errors' summaries owed (@errors_ms, -1 for none).
+ * image check, sharing the workers, a migration's retry, a paced connect's
+ * retry, the watchdog ping and the host errors' summaries owed
+ * (@errors_ms, -1 for none).
  */
 static int timers(struct daemon *d, struct timers *t, int errors_ms)
 {
@@ -311,6 +313,14 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 		}
 		if (t->next_handover < soonest)
 			soonest = t->next_handover;
+	}
+	if (vbd_connects_waiting(d)) {
+		if (now >= t->next_connect) {
+			vbd_retry_connects(d);
+			t->next_connect = now + VBD_CONNECT_RETRY_MS;
+		}
+		if (t->next_connect < soonest)
+			soonest = t->next_connect;
 	}
 	if (t->ping_ms) {
 		if (now >= t->next_ping) {

@@ -136,6 +136,9 @@ struct vbd {
 	struct blk_throttle_limits limits; /* in force */
 	bool limits_stale; /* its backend changed: read them again */
 	bool limits_bad; /* a malformed limit key was reported */
+	struct log_limit log_limit; /* vbd_log()'s */
+	struct rate connects; /* vbd_connect_due()'s */
+	bool connect_waits; /* for vbd_retry_connects() */
 };
 
 static inline bool vbd_image_open(const struct vbd *v)
@@ -189,10 +192,16 @@ struct log_disk vbd_who(const struct vbd *v);
  * A message about @v, after its name, with the journal's DOMID=, VBD= and
  * VDEV= fields (log_disk_msg()), so that `journalctl DOMID=N` finds every
  * message about a guest's disks; @err is the errno that caused it, or 0.
- * Every message about one device goes through here.
+ * Every message about one device goes through here, and within its
+ * log_limit: a guest decides how often most of them come.
  */
-void vbd_log(const struct vbd *v, int priority, int err, const char *fmt, ...)
+void vbd_log(struct vbd *v, int priority, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/*
+ * May @lines messages about @v at @priority, logged other than through
+ * vbd_log(), go out now? Says first how many were held back, if any.
+ */
+bool vbd_log_pass(struct vbd *v, int priority, unsigned int lines);
 
 /*
  * Why a step failed, in the words vbd_fail() reports: what is wrong and
@@ -238,9 +247,29 @@ void vbd_name_for_nbd(struct vbd *v);
 /* ---- rings on workers (vbd-rings.c) ---- */
 
 /*
+ * Lower what @v offers (v->features) until any choice within it, queues
+ * times ring pages, fits --max-ring-pages-per-disk: fewer queues first,
+ * a smaller ring only when one ring alone would not fit. A frontend that
+ * asks for more than the offer is refused (blk_xenbus_read_frontend()).
+ * Not for a device resumed connected: a restart (an upgrade, a new cap)
+ * does not take rings away from a running guest; the mapping budget
+ * still pays for them.
+ */
+void vbd_cap_rings(struct vbd *v);
+
+/*
+ * May @v connect its rings now? A frontend that connects more often than
+ * VBD_CONNECT_BURST at once and VBD_CONNECT_PER_S a second after (each
+ * connect maps, binds and logs on the main thread) waits: false, and
+ * vbd_retry_connects() looks at it again.
+ */
+bool vbd_connect_due(struct vbd *v);
+
+/*
  * Connect the frontend's rings, each on the worker with the fewest, their
- * backends lent to it. On failure -errno and @why; the rings connected
- * before it stay (v->nr_queues), for vbd_disconnect() to close.
+ * backends lent to it. On failure -errno and @why (-EDQUOT: the grant
+ * mapping budget cannot pay for a ring); the rings connected before it
+ * stay (v->nr_queues), for vbd_disconnect() to close.
  */
 int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe,
 		       struct vbd_why *why);

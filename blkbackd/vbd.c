@@ -187,6 +187,7 @@ static void vbd_init_wait(struct vbd *v)
 	/* A device offered again has no error left from its last failure. */
 	blk_xenbus_clear_error(v->d->xs, v->be);
 	vbd_publish_image_path(v);
+	vbd_cap_rings(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
 		vbd_log(v, LOG_ERR, -ret, "cannot publish InitWait: %s",
@@ -262,7 +263,7 @@ static void vbd_connect(struct vbd *v)
 	struct vbd_why why;
 	int ret;
 
-	if (v->nr_queues || !vbd_image_open(v))
+	if (v->nr_queues || !vbd_image_open(v) || !vbd_connect_due(v))
 		return;
 	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe, what,
 				       sizeof(what));
@@ -385,8 +386,11 @@ static void vbd_connect_after_hotplug(struct vbd *v)
 		free(why);
 		break;
 	case BLK_HOTPLUG_CONNECTED:
-		if (vbd_image_ready(v))
-			vbd_connect(v);
+		if (!vbd_image_ready(v))
+			break;
+		/* As offered at InitWait, by this daemon or the last. */
+		vbd_cap_rings(v);
+		vbd_connect(v);
 		break;
 	}
 }

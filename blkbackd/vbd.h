@@ -70,6 +70,18 @@ bool vbd_awaiting_remote(const struct daemon *d);
 void vbd_retry_handovers(struct daemon *d);
 #define VBD_HANDOVER_RETRY_MS 200
 
+/*
+ * A frontend that connects too often (a guest flapping its state) waits
+ * for its next connect; vbd_retry_connects() looks at such devices again.
+ * Main thread; the main loop calls it every VBD_CONNECT_RETRY_MS while
+ * vbd_connects_waiting() says so.
+ */
+#define VBD_CONNECT_BURST 20u
+#define VBD_CONNECT_PER_S 2u
+#define VBD_CONNECT_RETRY_MS 250
+bool vbd_connects_waiting(const struct daemon *d);
+void vbd_retry_connects(struct daemon *d);
+
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
 /* The same for one device; -ENOENT when there is none. */

@@ -94,6 +94,8 @@ INTEGRATION_TESTS = \
 	tests/vbd-indirect.sh \
 	tests/vbd-ring-order.sh \
 	tests/vbd-multiqueue.sh \
+	tests/vbd-ring-budget.sh \
+	tests/vbd-log-flood.sh \
 	tests/vbd-persistent.sh \
 	tests/vbd-discard.sh \
 	tests/vbd-barrier.sh \
