@@ -24,6 +24,7 @@
 #include "blkbackd/daemon.h"
 #include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
+#include "blkbackd/opener.h"
 #include "blkbackd/options.h"
 #include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
@@ -338,12 +339,13 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 /* Returns the signal that ended the loop, or -errno. */
 static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 {
-	struct pollfd fds[5] = {
+	struct pollfd fds[6] = {
 		{ .fd = xs_fileno(d->xs), .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
 		{ .fd = d->broken_fd[0], .events = POLLIN },
 		{ .fd = control_fd, .events = POLLIN }, /* ignored when -1 */
 		{ .fd = d->closed_fd, .events = POLLIN },
+		{ .fd = opener_fd(d->opener), .events = POLLIN },
 	};
 	unsigned int last_count = ~0u;
 	struct timers t;
@@ -357,7 +359,7 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 			last_count = d->nr_vbds;
 			notify_status(d);
 		}
-		if (poll(fds, 5, timeout_ms) < 0) {
+		if (poll(fds, 6, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -382,6 +384,8 @@ static int main_loop(struct daemon *d, int sig_fd, int control_fd)
 			drain_broken(d);
 		if (fds[4].revents)
 			drain_closed(d);
+		if (fds[5].revents)
+			vbd_opens_done(d);
 		if (fds[3].revents)
 			control_serve_one(d, control_fd);
 		if (fds[0].revents)
@@ -463,6 +467,8 @@ static int run(struct daemon *d)
 		ret = host_errors_create(&d->host_errors,
 					 d->opts.error_log_interval);
 	if (ret == 0)
+		ret = opener_new(&d->opener);
+	if (ret == 0)
 		ret = start_workers(d);
 	if (ret < 0) {
 		host_errors_destroy(d->host_errors);
@@ -491,6 +497,11 @@ static int run(struct daemon *d)
 		log_err("main loop failed: %s", strerror(-ret));
 	vbd_release_all(d);
 	stop_workers(d);
+	/* A thread still in a connect is left to the exit (opener.h). */
+	if (!opener_busy(d->opener)) {
+		opener_free(d->opener);
+		d->opener = NULL;
+	}
 	close(d->closed_fd);
 	host_errors_destroy(d->host_errors);
 	xs_close(d->xs);
@@ -513,6 +524,14 @@ int main(int argc, char **argv)
 		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	log_init(d.opts.log_level);
 	ret = run(&d);
+	/*
+	 * An opener thread still in a store's connect (opener.h) must not
+	 * see its library's destructors run under it: leave without them.
+	 */
+	if (d.opener && opener_busy(d.opener)) {
+		log_info("leaving an image's open to the exit");
+		_exit(ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	}
 	/* The workers that borrowed the string settings are gone. */
 	options_release(&d.opts);
 	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "blkbackd/opener.h"
 #include "blkbackd/vbd-internal.h"
 #include "libblk/backend-nbd.h" /* blk_nbd_is_uri() */
 
@@ -19,6 +20,7 @@ static const char *const image_phase_names[] = {
 	[VBD_IMAGE_NONE] = "none",
 	[VBD_IMAGE_AWAITING] = "awaiting",
 	[VBD_IMAGE_AWAITING_REMOTE] = "awaiting-remote",
+	[VBD_IMAGE_OPENING] = "opening",
 	[VBD_IMAGE_OPEN] = "open",
 };
 
@@ -26,12 +28,17 @@ static const char *const image_phase_names[] = {
 static const bool image_phase_moves[][VBD_IMAGE_OPEN + 1] = {
 	[VBD_IMAGE_NONE] = { [VBD_IMAGE_AWAITING] = true,
 			     [VBD_IMAGE_AWAITING_REMOTE] = true,
+			     [VBD_IMAGE_OPENING] = true,
 			     [VBD_IMAGE_OPEN] = true },
 	[VBD_IMAGE_AWAITING] = { [VBD_IMAGE_NONE] = true,
 				 [VBD_IMAGE_AWAITING_REMOTE] = true,
 				 [VBD_IMAGE_OPEN] = true },
 	[VBD_IMAGE_AWAITING_REMOTE] = { [VBD_IMAGE_NONE] = true,
 					[VBD_IMAGE_OPEN] = true },
+	[VBD_IMAGE_OPENING] = { [VBD_IMAGE_NONE] = true,
+				[VBD_IMAGE_AWAITING] = true,
+				[VBD_IMAGE_AWAITING_REMOTE] = true,
+				[VBD_IMAGE_OPEN] = true },
 	[VBD_IMAGE_OPEN] = { false },
 };
 
@@ -255,6 +262,107 @@ static const char *open_advice(int err)
 }
 
 /*
+ * A remote store's image is opened on an opener thread (opener.h), so
+ * that a store that is away (an NBD server that accepts and never
+ * answers, a Ceph monitor nobody reaches) holds up its own device only.
+ * Such an attempt that fails because the store is away is tried again,
+ * after 1 s, then doubling up to 30 s between attempts, for as long as
+ * the device exists: the device waits, and says why in its error node
+ * and the log. Any other failure (no such export or image, a read-only
+ * export for a writable disk, a lock held elsewhere) is the device's
+ * answer, as for a file.
+ */
+#define OPEN_RETRY_FIRST_MS 1000u
+#define OPEN_RETRY_MAX_MS 30000u
+
+static bool vbd_store_is_remote(const char *path)
+{
+	return blk_nbd_is_uri(path) || blk_rbd_is_target(path);
+}
+
+/* Errors that mean the store did not answer, or is not there now. */
+static bool vbd_store_away(int err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -ECONNABORTED:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The wait before the next attempt, after @tries that found it away. */
+static unsigned int vbd_open_backoff(unsigned int tries)
+{
+	unsigned int ms = OPEN_RETRY_FIRST_MS;
+
+	while (tries-- && ms < OPEN_RETRY_MAX_MS)
+		ms *= 2;
+	return ms < OPEN_RETRY_MAX_MS ? ms : OPEN_RETRY_MAX_MS;
+}
+
+static int vbd_start_open(struct vbd *v, const char *path, bool readonly,
+			  const char *owner, unsigned int delay_ms,
+			  struct vbd_why *why)
+{
+	const struct opener_request req = { .path = path,
+					    .readonly = readonly,
+					    .cache = v->d->opts.cache,
+					    .owner = owner,
+					    .delay_ms = delay_ms };
+	int err;
+
+	v->image.detail[0] = '\0';
+	v->open_job = opener_open(v->d->opener, v->cookie, &req, &err);
+	if (!v->open_job)
+		return vbd_why(why, err, "cannot start a thread to open it: %s",
+			       strerror(-err));
+	if (v->image_phase == VBD_IMAGE_NONE)
+		vbd_set_image_phase(v, VBD_IMAGE_OPENING);
+	return -EINPROGRESS;
+}
+
+/*
+ * Open a remote store's image on an opener thread: -EINPROGRESS while an
+ * attempt runs or waits (the device is made stale when it ends), else
+ * the attempt's result, its image in v->image. A device whose store is
+ * away says so in @why and tries again after a backoff, unless it
+ * awaits another host's release, which vbd_retry_handovers() retries.
+ */
+static int vbd_open_remote(struct vbd *v, const char *path, bool readonly,
+			   const char *owner, struct vbd_why *why)
+{
+	unsigned int delay_ms;
+	int ret;
+
+	why->msg[0] = '\0';
+	if (v->open_job)
+		return -EINPROGRESS;
+	if (!v->open_done)
+		return vbd_start_open(v, path, readonly, owner, 0, why);
+	v->open_done = false;
+	ret = v->open_ret;
+	if (!vbd_store_away(ret) ||
+	    v->image_phase == VBD_IMAGE_AWAITING_REMOTE) {
+		v->open_tries = 0;
+		return ret;
+	}
+	delay_ms = vbd_open_backoff(v->open_tries++);
+	vbd_why(why, ret,
+		"cannot reach the store of image %s: %s; trying again in "
+		"%u s (the guest waits)",
+		path, v->image.detail[0] ? v->image.detail : strerror(-ret),
+		delay_ms / 1000);
+	vbd_log(v, LOG_WARNING, -ret, "%s", why->msg);
+	return vbd_start_open(v, path, readonly, owner, delay_ms, why);
+}
+
+/*
  * How long a daemon resuming a connected device waits for I/O its dead
  * predecessor left in flight (see blk_image_open()).
  */
@@ -313,9 +421,17 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 		/* Named with the lock it takes, for another host. */
 		char *vm = vbd_vm_of(v->d, v->fe_domid);
 
-		ret = blk_image_open(&v->image, path, readonly,
-				     v->d->opts.cache, lock_wait_ms, vm);
+		if (vbd_store_is_remote(path))
+			ret = vbd_open_remote(v, path, readonly, vm, why);
+		else
+			ret = blk_image_open(&v->image, path, readonly,
+					     v->d->opts.cache, lock_wait_ms,
+					     vm);
 		free(vm);
+	}
+	if (ret == -EINPROGRESS) {
+		blk_vbd_config_free(&cfg);
+		return ret;
 	}
 	if (ret < 0 && v->image.detail[0]) {
 		snprintf(why->msg, sizeof(why->msg), "cannot open image %s: %s",
@@ -359,6 +475,9 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 		vbd_log(v, LOG_INFO, 0, "image %s, %" PRIu64 " sectors%s", path,
 			v->image.sectors, readonly ? ", read-only" : "");
 	}
+	/* An opener's attempt ended: the device is where a failed open is. */
+	if (ret < 0 && v->image_phase == VBD_IMAGE_OPENING)
+		vbd_set_image_phase(v, VBD_IMAGE_NONE);
 	blk_vbd_config_free(&cfg);
 	return ret;
 }
@@ -373,6 +492,9 @@ static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 {
 	int ret = vbd_open_image(v, 0, why);
 
+	/* An attempt on an opener thread, or a store away: tried again. */
+	if (ret == -EINPROGRESS || vbd_store_away(ret))
+		return -EAGAIN;
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path)) {
 		vbd_log(v, LOG_DEBUG, 0, "the guest waits for %s",
 			v->image_path);
@@ -407,13 +529,56 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why)
 	return ret;
 }
 
+/* An open on an opener thread, or its result not taken yet: dropped. */
+static void vbd_cancel_open(struct vbd *v)
+{
+	if (v->open_job)
+		opener_cancel(v->open_job);
+	v->open_job = NULL;
+	if (v->open_done && v->open_ret == 0)
+		blk_image_close(&v->image);
+	v->open_done = false;
+}
+
+void vbd_drop_image(struct vbd *v)
+{
+	vbd_cancel_open(v);
+	if (vbd_image_open(v))
+		blk_image_close(&v->image);
+}
+
 void vbd_close_image(struct vbd *v)
 {
+	vbd_cancel_open(v);
 	if (!vbd_image_open(v))
 		return;
 	blk_image_close(&v->image);
 	vbd_log(v, LOG_INFO, 0, "released");
 	vbd_image_released(v->d, v->image_path);
+}
+
+/* An opener's attempt for the device named @cookie ended (opener.h). */
+static bool vbd_open_ended(void *arg, uint64_t cookie, int ret,
+			   struct blk_image *img)
+{
+	struct vbd *v = vbd_by_cookie(arg, cookie);
+
+	if (!v || !v->open_job)
+		return false;
+	v->open_job = NULL;
+	/* Open, or described as the failed open left it (holder, detail). */
+	memcpy(&v->image, img, sizeof(*img));
+	v->open_ret = ret;
+	v->open_done = true;
+	v->stale = true;
+	return true;
+}
+
+void vbd_opens_done(struct daemon *d)
+{
+	opener_take_done(d->opener, vbd_open_ended, d);
+	if (!d->stopping)
+		vbd_reconcile_stale(d);
 }
 
 bool vbd_awaiting_remote(const struct daemon *d)

@@ -54,6 +54,16 @@ struct vbd_queue {
  * does not allow:
  *
  *   NONE -> OPEN        vbd_open_image(): opened and locked
+ *   NONE -> OPENING     a remote store (an NBD export, an RBD image) is
+ *                       being opened on an opener thread (opener.h), or
+ *                       its store is away and the open is tried again
+ *                       after a backoff (vbd_open_remote())
+ *   OPENING -> OPEN     the opener's attempt succeeded
+ *   OPENING -> NONE     it failed for a reason no retry mends: the
+ *                       device fails
+ *   OPENING -> AWAITING|AWAITING_REMOTE
+ *                       it found the image held by a device of the same
+ *                       VM (a migration), as NONE does
  *   NONE -> AWAITING    another device of the same VM here holds it
  *                       writable (a migration's two ends in one host): the
  *                       device is offered with that one's features and
@@ -69,6 +79,9 @@ struct vbd_queue {
  *                       the take-over failed (someone else has it): the
  *                       device fails
  *
+ * A device awaiting a remote store's image also opens it on an opener
+ * thread (v->open_job), without leaving its phase.
+ *
  * An open image stays open until the device is freed. Whether the device
  * failed, or is to be freed once its rings closed, is not part of this:
  * either can happen in any of these phases.
@@ -77,6 +90,7 @@ enum vbd_image_phase {
 	VBD_IMAGE_NONE,
 	VBD_IMAGE_AWAITING,
 	VBD_IMAGE_AWAITING_REMOTE,
+	VBD_IMAGE_OPENING,
 	VBD_IMAGE_OPEN,
 };
 
@@ -130,6 +144,18 @@ struct vbd {
 	bool stale; /* a watch event came: look again after this batch */
 	/* The tries of an AWAITING_REMOTE image (vbd_retry_handovers()). */
 	unsigned int remote_ticks;
+	/*
+	 * A remote store's open on an opener thread (opener.h): the job in
+	 * flight, or NULL; once it ended, its result (open_ret, and the
+	 * image in @image) until vbd_open_image() takes it; the attempts in
+	 * a row that found the store away, which set the next one's delay;
+	 * and whether BE/error says so now.
+	 */
+	struct opener_job *open_job;
+	bool open_done;
+	int open_ret;
+	unsigned int open_tries;
+	bool store_away;
 	unsigned int root; /* its directory: d->be_root[root] */
 	/* Its I/O limits, shared by its queues' rings; see limits.h. */
 	struct blk_throttle throttle;
@@ -236,8 +262,20 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why);
  * connected device waits a little for its predecessor's I/O.
  */
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why);
-/* Close the image (if open) and wake any device waiting to take it. */
+/*
+ * Both of the above return -EINPROGRESS while a remote store's image is
+ * opened on an opener thread: the device is made stale again when the
+ * attempt ends. With @why set, the store is away (not reached, or no
+ * answer in time): @why says so and when it is tried again, for the
+ * device's error node.
+ */
+/*
+ * Close the image (if open) and wake any device waiting to take it; an
+ * open on an opener thread is cancelled.
+ */
 void vbd_close_image(struct vbd *v);
+/* The same at shutdown: quietly, and no device waits for it. */
+void vbd_drop_image(struct vbd *v);
 /*
  * Name @v for its NBD connections' messages, which come from worker
  * threads: only while @v lends no backend.

@@ -37,6 +37,11 @@ void vbd_domains_released(struct daemon *d);
  * ring closed moves on (Closed, freed, or offered again).
  */
 void vbd_rings_closed(struct daemon *d);
+/*
+ * Opens of remote images ended (d->opener's fd was readable): each device
+ * moves on with its image, or says why its store is away. Main thread.
+ */
+void vbd_opens_done(struct daemon *d);
 /* A worker found the ring with @cookie broken by its guest. */
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 /*

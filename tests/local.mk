@@ -138,11 +138,14 @@ INTEGRATION_TESTS = \
 	tests/vbd-detach-quiet.sh \
 	tests/vbd-detach-slow-store.sh \
 	tests/vbd-image-gone.sh \
-	tests/daemon-watchdog.sh
+	tests/daemon-watchdog.sh \
+	tests/store-away-nbd-attach.sh \
+	tests/store-away-nbd-restart.sh \
+	tests/store-away-ceph.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-ceph.sh \
-	tests/lib-migrate.sh tests/lib-nbd.sh
+	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
 
 # cachestat(2) probe for tests/vbd-flush.sh.
 check_PROGRAMS += tests/it-cachestat
