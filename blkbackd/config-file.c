@@ -5,10 +5,15 @@
  * the same option on the command line is.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "blkbackd/config-file.h"
 #include "blkbackd/log.h"
@@ -22,13 +27,12 @@ struct config_seen {
 	unsigned int line;
 };
 
-/* The file being read, and the line inih is at. */
+/* The file being parsed (its text, in memory), and the line inih is at. */
 struct config_reader {
 	const char *path;
 	FILE *file;
 	unsigned int line;
 	int errors;
-	int read_errno; /* why the file could not be read to its end */
 	struct options *opts;
 	struct config_seen seen[CONFIG_MAX_SEEN];
 	unsigned int nr_seen;
@@ -72,11 +76,8 @@ static char *read_line(char *buf, int len, void *stream)
 	struct config_reader *r = stream;
 	size_t n, blanks;
 
-	if (!fgets(buf, len, r->file)) {
-		if (ferror(r->file))
-			r->read_errno = errno;
+	if (!fgets(buf, len, r->file))
 		return NULL;
-	}
 	r->line++;
 	n = strlen(buf);
 	if (n > 0 && buf[n - 1] != '\n' && !feof(r->file)) {
@@ -160,33 +161,123 @@ static int on_setting(void *user, const char *section, const char *name,
 	return 1;
 }
 
-static int open_config(struct config_reader *r, bool must_exist)
+/* What a path that is no regular file is, for the error. */
+static const char *file_kind(mode_t mode)
 {
-	int err;
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
 
-	r->file = fopen(r->path, "re");
-	if (r->file)
-		return 0;
-	err = errno;
-	if (err == ENOENT && !must_exist)
-		return CONFIG_ABSENT;
-	log_err("cannot read the configuration file %s: %s%s", r->path,
-		strerror(err),
-		err == ENOENT ? " (check the path given to --config)" : "");
+/* -errno after saying why @path cannot be the configuration. */
+static int refuse(const char *path, int err, const char *what)
+{
+	log_err("cannot read the configuration file %s: %s; give --config a "
+		"regular file of at most %u KiB (blkbackd.conf(5))",
+		path, what, CONFIG_MAX_BYTES / 1024);
 	return -err;
 }
 
-int config_load(struct options *opts, const char *path, bool must_exist)
+/* Why a regular file is refused: -errno, or 0 when it is fine. */
+static int check_file(const char *path, const struct stat *st)
+{
+	char what[64];
+
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(what, sizeof(what), "it is %s",
+			 file_kind(st->st_mode));
+		return refuse(path, S_ISDIR(st->st_mode) ? EISDIR : EINVAL,
+			      what);
+	}
+	if (st->st_size > CONFIG_MAX_BYTES) {
+		snprintf(what, sizeof(what), "it has %lld bytes",
+			 (long long)st->st_size);
+		return refuse(path, EFBIG, what);
+	}
+	return 0;
+}
+
+/*
+ * The whole file in *@text (NUL-terminated, the caller frees it). A FIFO
+ * or a device never reaches read(): stat() refuses it before open(), and
+ * O_NONBLOCK keeps open() from waiting for a FIFO's writer should one be
+ * put in its place between the two; fstat() then checks what was opened.
+ * Symbolic links are followed (/etc/alternatives, configuration
+ * management): only root can place one where the daemon reads.
+ */
+static int read_config(const char *path, bool must_exist, char **text,
+		       size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	if (stat(path, &st) < 0) {
+		ret = errno;
+		if (ret == ENOENT && !must_exist)
+			return CONFIG_ABSENT;
+		log_err("cannot read the configuration file %s: %s%s", path,
+			strerror(ret),
+			ret == ENOENT ? " (check the path given to --config)"
+				      : "");
+		return -ret;
+	}
+	/* --config /dev/null: no file, every setting at its default. */
+	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
+		*len = 0;
+		return 0;
+	}
+	ret = check_file(path, &st);
+	if (ret < 0)
+		return ret;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return refuse(path, errno, strerror(errno));
+	ret = fstat(fd, &st) < 0 ? -errno : check_file(path, &st);
+	*text = ret ? NULL : malloc(CONFIG_MAX_BYTES + 1);
+	if (!ret && !*text)
+		ret = -ENOMEM;
+	/* One byte more than allowed: a file that grew is seen to. */
+	n = ret ? 0 : read(fd, *text, CONFIG_MAX_BYTES + 1);
+	if (!ret && n < 0)
+		ret = refuse(path, errno, strerror(errno));
+	else if (!ret && n > CONFIG_MAX_BYTES)
+		ret = refuse(path, EFBIG, "it grew past the limit");
+	close(fd);
+	if (ret) {
+		free(*text);
+		*text = NULL;
+		return ret;
+	}
+	(*text)[n] = '\0';
+	*len = (size_t)n;
+	return 0;
+}
+
+int config_parse(struct options *opts, const char *path, const char *text,
+		 size_t len)
 {
 	struct config_reader r = {
 		.path = path,
 		.opts = opts,
 	};
-	int ret = open_config(&r, must_exist);
 	int syntax_line;
 
-	if (ret != 0)
-		return ret;
+	if (len == 0)
+		return 0; /* fmemopen() wants a buffer */
+	r.file = fmemopen((void *)text, len, "r");
+	if (!r.file) {
+		log_err("cannot parse %s: %s", path, strerror(errno));
+		return -errno;
+	}
 	/*
 	 * inih goes on after a line it cannot parse but returns only the
 	 * first such line; the handler reports every other error itself.
@@ -201,10 +292,18 @@ int config_load(struct options *opts, const char *path, bool must_exist)
 		r.errors++;
 	}
 	fclose(r.file);
-	if (r.read_errno) {
-		log_err("cannot read the configuration file %s: %s", path,
-			strerror(r.read_errno));
-		return -r.read_errno;
-	}
 	return r.errors ? -EINVAL : 0;
+}
+
+int config_load(struct options *opts, const char *path, bool must_exist)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int ret = read_config(path, must_exist, &text, &len);
+
+	if (ret != 0)
+		return ret;
+	ret = config_parse(opts, path, text, len);
+	free(text);
+	return ret;
 }

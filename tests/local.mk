@@ -173,3 +173,11 @@ check-valgrind:
 	BLKBACKD_VALGRIND=1 $(MAKE) $(AM_MAKEFLAGS) check \
 		TESTS='$(VALGRIND_TESTS)'
 .PHONY: check-valgrind
+
+# Issue 29, no shared fate: the configuration file, image locks and owner
+# records, each while four other guests run verified I/O
+# (tests/lib-bystanders.sh) and under the main loop's stall probe.
+SHARED_FATE_CFG_TESTS = \
+	tests/config-not-a-file.sh
+TESTS += $(SHARED_FATE_CFG_TESTS)
+EXTRA_DIST += $(SHARED_FATE_CFG_TESTS) tests/lib-bystanders.sh
