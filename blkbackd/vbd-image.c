@@ -255,8 +255,10 @@ static const char *open_advice(int err)
 }
 
 /*
- * How long a daemon resuming a connected device waits for I/O its dead
- * predecessor left in flight (see blk_image_open()).
+ * How long a daemon resuming a connected device tries its image's lock
+ * again, for I/O its dead predecessor left in flight (see
+ * blk_image_open()): every VBD_HANDOVER_RETRY_MS from the main loop
+ * (vbd_retry_handovers()), never sleeping in it.
  */
 #define RESUME_LOCK_WAIT_MS 5000
 
@@ -267,11 +269,25 @@ static bool vbd_image_empty(const struct vbd *v)
 }
 
 /*
- * Open the image the toolstack named, waiting up to @lock_wait_ms for its
- * lock. On failure, @why says what is wrong and what to do about it.
+ * Any local user who can read an image can lock it (a POSIX read lock
+ * keeps blkbackd's write lock out), and read the guest's data: said once
+ * per attach, with the fix.
  */
-static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
-			  struct vbd_why *why)
+static void vbd_warn_world_readable(struct vbd *v)
+{
+	if (v->image.world_readable)
+		vbd_log(v, LOG_WARNING, 0,
+			"image %s is readable by every local user, who can "
+			"read the guest's data and lock the image against its "
+			"next attach; chmod o-r %s (docs/security.md)",
+			v->image_path, v->image_path);
+}
+
+/*
+ * Open the image the toolstack named, trying its lock once. On failure,
+ * @why says what is wrong and what to do about it.
+ */
+static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 {
 	struct blk_vbd_config cfg;
 	const char *path, *bad;
@@ -314,7 +330,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 		char *vm = vbd_vm_of(v->d, v->fe_domid);
 
 		ret = blk_image_open(&v->image, path, readonly,
-				     v->d->opts.cache, lock_wait_ms, vm);
+				     v->d->opts.cache, vm);
 		free(vm);
 	}
 	if (ret < 0 && v->image.detail[0]) {
@@ -358,6 +374,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 				path);
 		vbd_log(v, LOG_INFO, 0, "image %s, %" PRIu64 " sectors%s", path,
 			v->image.sectors, readonly ? ", read-only" : "");
+		vbd_warn_world_readable(v);
 	}
 	blk_vbd_config_free(&cfg);
 	return ret;
@@ -371,7 +388,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
  */
 static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 {
-	int ret = vbd_open_image(v, 0, why);
+	int ret = vbd_open_image(v, why);
 
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path)) {
 		vbd_log(v, LOG_DEBUG, 0, "the guest waits for %s",
@@ -386,13 +403,41 @@ static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 	return 0;
 }
 
+/*
+ * A device resumed from an earlier run found its image locked: the dead
+ * daemon's I/O still in flight, or another program. True while it may
+ * try again (vbd_retry_handovers() makes it stale); past
+ * RESUME_LOCK_WAIT_MS it fails with @why, which names the holder.
+ */
+static bool vbd_resume_waits(struct vbd *v, const struct vbd_why *why)
+{
+	if (v->resume_ticks == 0)
+		vbd_log(v, LOG_NOTICE, 0,
+			"%s; trying again for %u s (a killed daemon's I/O "
+			"still in flight holds it that long at most)",
+			why->msg, RESUME_LOCK_WAIT_MS / 1000);
+	if (v->resume_ticks * VBD_HANDOVER_RETRY_MS >= RESUME_LOCK_WAIT_MS) {
+		v->resume_ticks = 0;
+		return false;
+	}
+	if (v->resume_ticks == 0)
+		v->resume_ticks = 1;
+	return true;
+}
+
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why)
 {
+	int ret;
+
 	if (vbd_image_open(v))
 		return 0;
 	if (vbd_awaits_image(v))
 		return vbd_take_over(v, why);
-	return vbd_open_image(v, RESUME_LOCK_WAIT_MS, why);
+	ret = vbd_open_image(v, why);
+	if (ret == -EBUSY && vbd_resume_waits(v, why))
+		return -EAGAIN;
+	v->resume_ticks = 0;
+	return ret;
 }
 
 int vbd_offer_image(struct vbd *v, struct vbd_why *why)
@@ -401,7 +446,7 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why)
 
 	if (vbd_image_open(v) || vbd_awaits_image(v))
 		return 0;
-	ret = vbd_open_image(v, 0, why);
+	ret = vbd_open_image(v, why);
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path))
 		return 0;
 	return ret;
@@ -419,7 +464,8 @@ void vbd_close_image(struct vbd *v)
 bool vbd_awaiting_remote(const struct daemon *d)
 {
 	for (const struct vbd *v = d->vbds; v; v = v->next)
-		if (v->image_phase == VBD_IMAGE_AWAITING_REMOTE)
+		if (v->image_phase == VBD_IMAGE_AWAITING_REMOTE ||
+		    v->resume_ticks)
 			return true;
 	return false;
 }
@@ -437,6 +483,11 @@ bool vbd_awaiting_remote(const struct daemon *d)
 void vbd_retry_handovers(struct daemon *d)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
+		if (v->resume_ticks) {
+			v->resume_ticks++;
+			v->stale = true;
+			continue;
+		}
 		if (v->image_phase != VBD_IMAGE_AWAITING_REMOTE)
 			continue;
 		if (++v->remote_ticks == HANDOVER_FAST_TRIES)

@@ -352,16 +352,17 @@ static bool vbd_closed(struct vbd *v, enum xenbus_state be_state)
 
 /*
  * Have the image open to connect: true when it is. A hand-over still
- * waiting for the image's holder leaves the device offered; any other
- * failure fails it.
+ * waiting for the image's holder, or a resumed device trying its lock
+ * again, leaves the device as it is; any other failure fails it.
  */
 static bool vbd_image_ready(struct vbd *v)
 {
 	struct vbd_why why;
+	int ret = vbd_reopen_image(v, &why);
 
-	if (vbd_reopen_image(v, &why) == 0)
+	if (ret == 0)
 		return true;
-	if (!vbd_awaits_image(v))
+	if (ret != -EAGAIN)
 		vbd_fail(v, "%s", why.msg);
 	return false;
 }
