@@ -284,6 +284,33 @@ static void vbd_warn_world_readable(struct vbd *v)
 }
 
 /*
+ * A writable RBD image without the exclusive-lock feature has nothing
+ * that keeps a second writer out (another host's daemon, another disk):
+ * refused, unless the operator allowed it, and then said. -EPERM and
+ * @why when refused.
+ */
+static int vbd_check_single_writer(struct vbd *v, struct vbd_why *why)
+{
+	if (!v->image.rbd || v->image.readonly ||
+	    blk_rbd_single_writer(v->image.rbd))
+		return 0;
+	if (!v->d->opts.rbd_allow_no_exclusive_lock)
+		return vbd_why(why, -EPERM,
+			       "RBD image %s has no exclusive-lock feature, "
+			       "so nothing keeps a second writer out; enable "
+			       "it (rbd feature enable IMAGE exclusive-lock), "
+			       "give the disk access=ro, or set "
+			       "rbd-allow-no-exclusive-lock = yes in "
+			       "blkbackd.conf",
+			       v->image_path);
+	vbd_log(v, LOG_WARNING, 0,
+		"RBD image %s has no exclusive-lock feature: nothing keeps a "
+		"second writer out (allowed by rbd-allow-no-exclusive-lock)",
+		v->image_path);
+	return 0;
+}
+
+/*
  * Open the image the toolstack named, trying its lock once. On failure,
  * @why says what is wrong and what to do about it.
  */
@@ -340,6 +367,9 @@ static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 		snprintf(why->msg, sizeof(why->msg),
 			 "cannot open image %s: %s; %s", path, strerror(-ret),
 			 open_advice(ret));
+	} else if (vbd_check_single_writer(v, why) < 0) {
+		blk_image_close(&v->image);
+		ret = -EPERM;
 	} else if (vbd_image_empty(v)) {
 		blk_image_close(&v->image);
 		snprintf(why->msg, sizeof(why->msg),
