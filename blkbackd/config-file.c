@@ -30,7 +30,9 @@ struct config_seen {
 /* The file being parsed (its text, in memory), and the line inih is at. */
 struct config_reader {
 	const char *path;
-	FILE *file;
+	const char *text; /* the whole file, @len bytes */
+	size_t len;
+	size_t pos; /* where the next line starts */
 	unsigned int line;
 	int errors;
 	struct options *opts;
@@ -53,41 +55,40 @@ static void config_error(struct config_reader *r, const char *fmt, ...)
 	r->errors++;
 }
 
-/* Skip the rest of a line that did not fit the buffer. */
-static void skip_line(FILE *f)
-{
-	int c;
-
-	do
-		c = getc(f);
-	while (c != EOF && c != '\n');
-}
-
 /*
- * inih's line source: fgets() that counts lines, so that errors can name
- * theirs; that turns a line too long for inih's buffer into an error
- * instead of letting inih read its tail as another line; and that drops
- * leading blanks, which inih would take as the continuation of the line
- * before (no setting has a multi-line value, and an indented setting is
- * meant as a setting).
+ * inih's line source, over the file in memory: it counts lines, so that
+ * errors can name theirs; it turns a line too long for inih's buffer into
+ * an error instead of letting inih read its tail as another line, and a
+ * NUL byte into an error instead of a line cut short at it (no text
+ * setting holds one); and it drops leading blanks, which inih would take
+ * as the continuation of the line before (no setting has a multi-line
+ * value, and an indented setting is meant as a setting).
  */
 static char *read_line(char *buf, int len, void *stream)
 {
 	struct config_reader *r = stream;
-	size_t n, blanks;
+	const char *start = r->text + r->pos, *nl;
+	size_t n, blanks = 0;
 
-	if (!fgets(buf, len, r->file))
+	if (r->pos >= r->len)
 		return NULL;
+	nl = memchr(start, '\n', r->len - r->pos);
+	n = nl ? (size_t)(nl - start) : r->len - r->pos;
+	r->pos += n + (nl != NULL);
 	r->line++;
-	n = strlen(buf);
-	if (n > 0 && buf[n - 1] != '\n' && !feof(r->file)) {
+	buf[0] = '\0';
+	if (n > (size_t)len - 2) {
 		config_error(r, "line longer than %d characters", len - 2);
-		skip_line(r->file);
-		buf[0] = '\0';
 		return buf;
 	}
-	blanks = strspn(buf, " \t");
-	memmove(buf, buf + blanks, n - blanks + 1);
+	if (memchr(start, '\0', n)) {
+		config_error(r, "a NUL byte in the line; delete it");
+		return buf;
+	}
+	while (blanks < n && (start[blanks] == ' ' || start[blanks] == '\t'))
+		blanks++;
+	memcpy(buf, start + blanks, n - blanks);
+	buf[n - blanks] = '\0';
 	return buf;
 }
 
@@ -267,17 +268,12 @@ int config_parse(struct options *opts, const char *path, const char *text,
 {
 	struct config_reader r = {
 		.path = path,
+		.text = text,
+		.len = len,
 		.opts = opts,
 	};
 	int syntax_line;
 
-	if (len == 0)
-		return 0; /* fmemopen() wants a buffer */
-	r.file = fmemopen((void *)text, len, "r");
-	if (!r.file) {
-		log_err("cannot parse %s: %s", path, strerror(errno));
-		return -errno;
-	}
 	/*
 	 * inih goes on after a line it cannot parse but returns only the
 	 * first such line; the handler reports every other error itself.
@@ -291,7 +287,6 @@ int config_parse(struct options *opts, const char *path, const char *text,
 		log_err("cannot parse %s: out of memory", path);
 		r.errors++;
 	}
-	fclose(r.file);
 	return r.errors ? -EINVAL : 0;
 }
 
