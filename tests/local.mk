@@ -178,6 +178,9 @@ check-valgrind:
 # records, each while four other guests run verified I/O
 # (tests/lib-bystanders.sh) and under the main loop's stall probe.
 SHARED_FATE_CFG_TESTS = \
-	tests/config-not-a-file.sh
+	tests/config-not-a-file.sh \
+	tests/image-locks.sh \
+	tests/image-lock-restart.sh \
+	tests/rbd-owner-lock.sh
 TESTS += $(SHARED_FATE_CFG_TESTS)
 EXTRA_DIST += $(SHARED_FATE_CFG_TESTS) tests/lib-bystanders.sh
