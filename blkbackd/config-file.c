@@ -5,17 +5,14 @@
  * the same option on the command line is.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "blkbackd/config-file.h"
+#include "blkbackd/config-read.h"
 #include "blkbackd/log.h"
 
 /* Enough for every setting once: a repeated one is an error, not a row. */
@@ -162,107 +159,6 @@ static int on_setting(void *user, const char *section, const char *name,
 	return 1;
 }
 
-/* What a path that is no regular file is, for the error. */
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "not a regular file";
-}
-
-/* -errno after saying why @path cannot be the configuration. */
-static int refuse(const char *path, int err, const char *what)
-{
-	log_err("cannot read the configuration file %s: %s; give --config a "
-		"regular file of at most %u KiB (blkbackd.conf(5))",
-		path, what, CONFIG_MAX_BYTES / 1024);
-	return -err;
-}
-
-/* Why a regular file is refused: -errno, or 0 when it is fine. */
-static int check_file(const char *path, const struct stat *st)
-{
-	char what[64];
-
-	if (!S_ISREG(st->st_mode)) {
-		snprintf(what, sizeof(what), "it is %s",
-			 file_kind(st->st_mode));
-		return refuse(path, S_ISDIR(st->st_mode) ? EISDIR : EINVAL,
-			      what);
-	}
-	if (st->st_size > CONFIG_MAX_BYTES) {
-		snprintf(what, sizeof(what), "it has %lld bytes",
-			 (long long)st->st_size);
-		return refuse(path, EFBIG, what);
-	}
-	return 0;
-}
-
-/*
- * The whole file in *@text (NUL-terminated, the caller frees it). A FIFO
- * or a device never reaches read(): stat() refuses it before open(), and
- * O_NONBLOCK keeps open() from waiting for a FIFO's writer should one be
- * put in its place between the two; fstat() then checks what was opened.
- * Symbolic links are followed (/etc/alternatives, configuration
- * management): only root can place one where the daemon reads.
- */
-static int read_config(const char *path, bool must_exist, char **text,
-		       size_t *len)
-{
-	struct stat st;
-	ssize_t n;
-	int fd, ret;
-
-	if (stat(path, &st) < 0) {
-		ret = errno;
-		if (ret == ENOENT && !must_exist)
-			return CONFIG_ABSENT;
-		log_err("cannot read the configuration file %s: %s%s", path,
-			strerror(ret),
-			ret == ENOENT ? " (check the path given to --config)"
-				      : "");
-		return -ret;
-	}
-	/* --config /dev/null: no file, every setting at its default. */
-	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
-		*len = 0;
-		return 0;
-	}
-	ret = check_file(path, &st);
-	if (ret < 0)
-		return ret;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return refuse(path, errno, strerror(errno));
-	ret = fstat(fd, &st) < 0 ? -errno : check_file(path, &st);
-	*text = ret ? NULL : malloc(CONFIG_MAX_BYTES + 1);
-	if (!ret && !*text)
-		ret = -ENOMEM;
-	/* One byte more than allowed: a file that grew is seen to. */
-	n = ret ? 0 : read(fd, *text, CONFIG_MAX_BYTES + 1);
-	if (!ret && n < 0)
-		ret = refuse(path, errno, strerror(errno));
-	else if (!ret && n > CONFIG_MAX_BYTES)
-		ret = refuse(path, EFBIG, "it grew past the limit");
-	close(fd);
-	if (ret) {
-		free(*text);
-		*text = NULL;
-		return ret;
-	}
-	(*text)[n] = '\0';
-	*len = (size_t)n;
-	return 0;
-}
-
 int config_parse(struct options *opts, const char *path, const char *text,
 		 size_t len)
 {
@@ -294,7 +190,7 @@ int config_load(struct options *opts, const char *path, bool must_exist)
 {
 	char *text = NULL;
 	size_t len = 0;
-	int ret = read_config(path, must_exist, &text, &len);
+	int ret = config_read(path, must_exist, &text, &len);
 
 	if (ret != 0)
 		return ret;

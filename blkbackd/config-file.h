@@ -6,9 +6,9 @@
  * Main thread, at startup and at each reload: the file is read only when
  * it is a regular file of at most CONFIG_MAX_BYTES, so that a FIFO, a
  * device (/dev/zero) or a huge file named as the configuration is refused
- * at once instead of stalling the daemon. A regular file on a network
- * filesystem that does not answer can still hold the main thread: keep
- * the configuration on a local one (blkbackd.conf(5)).
+ * at once instead of stalling the daemon, and it is read on a thread the
+ * main thread waits for at most CONFIG_READ_DEADLINE_MS
+ * (blkbackd/config-read.h).
  */
 #ifndef BLKBACKD_CONFIG_FILE_H
 #define BLKBACKD_CONFIG_FILE_H
@@ -31,9 +31,7 @@
  *
  * Returns 0 when the file was read without error, CONFIG_ABSENT when it
  * does not exist and @must_exist is false, and -EINVAL (bad contents) or
- * another -errno (cannot be read) otherwise: -EISDIR for a directory,
- * -EINVAL for anything else that is not a regular file, -EFBIG past
- * CONFIG_MAX_BYTES.
+ * another -errno (cannot be read, config_read()) otherwise.
  */
 int config_load(struct options *opts, const char *path, bool must_exist);
 

@@ -30,10 +30,11 @@ tests_fuzz_replay_pgrant_LDADD = libblk/libblk.la \
 
 # blkbackd.conf's parser with the option table; log_msg() is the harness's.
 tests_fuzz_replay_config_SOURCES = tests/fuzz/config.c tests/fuzz/replay.c \
-	tests/fuzz/fuzz.h blkbackd/config-file.c blkbackd/options.c
+	tests/fuzz/fuzz.h blkbackd/config-file.c blkbackd/config-read.c \
+	blkbackd/options.c
 tests_fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
-tests_fuzz_replay_config_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)
-tests_fuzz_replay_config_LDADD = libblk/libblk.la $(INIH_LIBS)
+tests_fuzz_replay_config_CFLAGS = $(AM_CFLAGS) -pthread $(INIH_CFLAGS)
+tests_fuzz_replay_config_LDADD = libblk/libblk.la $(INIH_LIBS) -lpthread
 
 TESTS += tests/fuzz/replay.sh tests/fuzz/fuzz.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/fuzz.sh tests/fuzz/README.md \
@@ -93,13 +94,14 @@ tests/fuzz/fuzz-pgrant: $(srcdir)/tests/fuzz/pgrant.c \
 
 tests/fuzz/fuzz-config: $(srcdir)/tests/fuzz/config.c \
 		$(srcdir)/blkbackd/config-file.c $(srcdir)/blkbackd/config-file.h \
+		$(srcdir)/blkbackd/config-read.c $(srcdir)/blkbackd/config-read.h \
 		$(srcdir)/blkbackd/options.c $(srcdir)/blkbackd/options.h \
 		$(srcdir)/libblk/parse.c $(srcdir)/libblk/parse.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_LINK) $(BLKBACKD_CONFIG_CPPFLAGS) $(INIH_CFLAGS) \
 		$(srcdir)/tests/fuzz/config.c $(srcdir)/blkbackd/config-file.c \
-		$(srcdir)/blkbackd/options.c $(srcdir)/libblk/parse.c \
-		$(INIH_LIBS)
+		$(srcdir)/blkbackd/config-read.c $(srcdir)/blkbackd/options.c \
+		$(srcdir)/libblk/parse.c $(INIH_LIBS) -lpthread
 
 fuzz: $(FUZZ_BINS)
 	BLKBACKD_FUZZ_SECONDS=$(FUZZ_SECONDS) BLKBACKD_FUZZ_KEEP=1 \
