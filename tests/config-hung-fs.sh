@@ -30,11 +30,7 @@ done
 	skip "nbdfuse cannot mount here: $(cat "$WORK/nbdfuse.log")"
 ln -s "$WORK/local.conf" "$CONF" || hard_error "ln failed"
 
-LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-	"$BLKBACKD" --config "$CONF" --state-dir "$WORK/state" 2>>"$LOG" &
-DAEMON_PID=$!
-wait_control
-wait_file_line "$LOG" "serving" 10 || fail "the daemon did not start"
+start_daemon_config "$CONF"
 bystanders_start 11 15
 stall_probe_start
 

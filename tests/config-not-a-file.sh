@@ -39,11 +39,7 @@ refused_at_start "a 70000-byte file" "$CONF: it has 70000 bytes"
 
 # A good file, then a daemon that reloads whatever is at its path.
 printf 'log-level = debug\n' >"$CONF"
-LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-	"$BLKBACKD" --config "$CONF" --state-dir "$WORK/state" 2>>"$LOG" &
-DAEMON_PID=$!
-wait_control
-wait_file_line "$LOG" "serving" 10 || fail "the daemon did not start"
+start_daemon_config "$CONF"
 bystanders_start 11 12
 stall_probe_start
 

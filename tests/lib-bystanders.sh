@@ -45,3 +45,15 @@ assert_stops_within() {
 	wait "$DAEMON_PID" 2>/dev/null
 	DAEMON_PID=
 }
+
+# start_daemon_config CONF: the daemon with --config CONF and nothing that
+# would win over the file (start_daemon's --log-level would), serving.
+start_daemon_config() {
+	LD_LIBRARY_PATH="$XENSIM_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$BLKBACKD" --config "$1" --state-dir "$WORK/state" \
+		2>>"$WORK/blkbackd.log" &
+	DAEMON_PID=$!
+	wait_control
+	wait_file_line "$WORK/blkbackd.log" "serving" 10 ||
+		fail "the daemon did not start"
+}
