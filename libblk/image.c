@@ -137,10 +137,12 @@ static void describe_holder(struct blk_image *img)
 	if (fl.l_pid <= 0) {
 		img->holder_remote = true;
 		snprintf(img->detail, sizeof(img->detail),
-			 "another device or program holds a lock on it that "
-			 "names no pid (grep -l %02x:%02x:%lu /proc/*/fdinfo/* "
-			 "finds it here; else another host holds it); detach "
-			 "it there, or give every user access=ro%s",
+			 "another device or program holds it %s, by a lock "
+			 "that names no pid (grep -l %02x:%02x:%lu "
+			 "/proc/*/fdinfo/* finds it here; else another host "
+			 "holds it); detach it there, or give every user "
+			 "access=ro%s",
+			 fl.l_type == F_RDLCK ? "open" : "writable",
 			 major(st.st_dev), minor(st.st_dev),
 			 (unsigned long)st.st_ino, advice);
 		return;
@@ -295,9 +297,9 @@ static int size_rbd(struct blk_image *img)
  * the other host then refuses the disk as it would without the name.
  *
  * The record is advisory: it is written under the lock, removed before
- * the lock goes (blk_image_close()), and read only when a lock held from
- * another host keeps the image busy (describe_holder()), to tell a
- * migration's receiving end that it may wait. It grants nothing: a
+ * the lock goes (blk_image_close()), and read only when a lock that names
+ * no pid keeps the image busy, as another host's would (describe_holder()),
+ * to tell a migration's receiving end that it may wait. It grants nothing: a
  * record left by a daemon that died, or copied with the image, is
  * overwritten by the next writer that takes the lock, and never keeps
  * anyone out alone.
