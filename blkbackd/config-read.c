@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +195,10 @@ static struct config_job *job_new(const char *path, bool must_exist)
 	return job;
 }
 
-/* Wait for @job until the deadline: true when it is done. */
+/*
+ * Wait for @job until the deadline: true when it is done; else it is
+ * abandoned to its reader, and reader_stuck set.
+ */
 static bool job_wait(struct config_job *job)
 {
 	struct timespec until;
@@ -212,6 +216,9 @@ static bool job_wait(struct config_job *job)
 		err = pthread_cond_timedwait(&job->done_cond, &job->lock,
 					     &until);
 	job->abandoned = !job->done;
+	/* Under the lock: the reader clears it only after seeing abandoned. */
+	if (job->abandoned)
+		atomic_store(&reader_stuck, true);
 	pthread_mutex_unlock(&job->lock);
 	return !job->abandoned;
 }
@@ -220,6 +227,7 @@ int config_read(const char *path, bool must_exist, char **text, size_t *len)
 {
 	struct config_job *job;
 	pthread_attr_t attr;
+	sigset_t all, old;
 	int ret;
 
 	if (atomic_load(&reader_stuck)) {
@@ -234,7 +242,11 @@ int config_read(const char *path, bool must_exist, char **text, size_t *len)
 		return -ENOMEM;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Signals are the main thread's (its signalfd), never the reader's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = -pthread_create(&(pthread_t){ 0 }, &attr, reader, job);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (ret) {
 		job_free(job);
@@ -242,7 +254,6 @@ int config_read(const char *path, bool must_exist, char **text, size_t *len)
 	}
 	if (!job_wait(job)) {
 		/* The reader frees the job when it returns, if ever. */
-		atomic_store(&reader_stuck, true);
 		log_err("cannot read the configuration file %s within %u ms "
 			"(its filesystem does not answer); keep it on a local "
 			"filesystem",

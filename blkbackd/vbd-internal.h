@@ -227,8 +227,9 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why);
  * holder's release, or vbd_retry_handovers(), makes @v stale again); else
  * -errno and @why, and vbd_awaits_image() is false. A daemon resuming a
  * connected device whose image is locked gets -EAGAIN too, for up to
- * RESUME_LOCK_WAIT_MS (its predecessor's I/O in flight), while
- * vbd_retry_handovers() makes it stale; then -EBUSY and @why.
+ * RESUME_LOCK_WAIT_MS (its predecessor's I/O in flight), v->resume_ticks
+ * then set, while vbd_retry_handovers() makes it stale; then -EBUSY and
+ * @why, and v->resume_ticks is 0.
  */
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why);
 /* Close the image (if open) and wake any device waiting to take it. */

@@ -358,11 +358,10 @@ static bool vbd_closed(struct vbd *v, enum xenbus_state be_state)
 static bool vbd_image_ready(struct vbd *v)
 {
 	struct vbd_why why;
-	int ret = vbd_reopen_image(v, &why);
 
-	if (ret == 0)
+	if (vbd_reopen_image(v, &why) == 0)
 		return true;
-	if (ret != -EAGAIN)
+	if (!vbd_awaits_image(v) && !v->resume_ticks)
 		vbd_fail(v, "%s", why.msg);
 	return false;
 }
