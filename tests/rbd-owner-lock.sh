@@ -19,19 +19,21 @@ target() { echo "rbd:rbd/$1:conf=$CEPH_CONF"; }
 
 printf 'log-level = debug\n' >"$CONF"
 start_daemon --config "$CONF"
+# Started well before the refusal it is for: a probe stopped before its
+# python has started would leave no report.
+stall_probe_start
 rbd_cmd create --size 16M --image-feature layering rbd/nolock ||
 	fail "rbd create failed"
 rbd_cmd create --size 16M rbd/owned || fail "rbd create failed"
 bystanders_start 11 30
-stall_probe_start
 
 guest 1 16M
 attach_must_fail 1 "$(target nolock)" xvda \
 	"has no exclusive-lock feature.*rbd-allow-no-exclusive-lock = yes"
 detach 1
-# The probe covers the refusal; each RBD open below connects to the
-# cluster on the main thread still (moved off it by another part of
-# issue 29), which this test does not measure.
+# The probe covers the start of the bystanders and the refusal; each RBD
+# open below connects to the cluster on the main thread still (moved off
+# it by another part of issue 29), which this test does not measure.
 stall_probe_stop 100
 note "worst main-loop stall during the refusal: $STALL_WORST_MS ms"
 attach 1 xvdb "$(target nolock)" --mode r
