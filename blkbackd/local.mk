@@ -10,6 +10,7 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/host-errors.h blkbackd/host-errors.c \
 	blkbackd/reload.h blkbackd/reload.c \
 	blkbackd/config-file.h blkbackd/config-file.c \
+	blkbackd/config-read.h blkbackd/config-read.c \
 	blkbackd/worker.h blkbackd/worker.c \
 	blkbackd/cpu-affinity.h blkbackd/cpu-affinity.c \
 	blkbackd/balance.h blkbackd/balance.c \

@@ -112,9 +112,8 @@ static void *run_job(void *arg)
 		j->img.fd = -1;
 		j->ret = -ECANCELED;
 	} else {
-		/* A remote store takes no file lock: nothing to wait for. */
 		j->ret = blk_image_open(&j->img, j->path, j->readonly, j->cache,
-					0, j->owner);
+					j->owner);
 	}
 	/* Everything under the lock: the job and @o are the main thread's
 	 * once it is released. */

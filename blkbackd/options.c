@@ -51,6 +51,7 @@ enum option_id {
 	OPT_ID_LIMIT_IOPS,
 	OPT_ID_LIMIT_BANDWIDTH_MIB,
 	OPT_ID_NBD_RECONNECT_TIMEOUT,
+	OPT_ID_RBD_ALLOW_NO_EXCLUSIVE_LOCK,
 	OPT_ID_CONFIG,
 	OPT_ID_CHECK_CONFIG,
 	OPT_ID_HELP,
@@ -243,6 +244,13 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 			"(0: fail at once)",
 		.min = 0, .max = 3600, .def = 60,
 		FIELD(FIELD_UINT, nbd_reconnect_timeout),
+	},
+	[OPT_ID_RBD_ALLOW_NO_EXCLUSIVE_LOCK] = {
+		.name = "rbd-allow-no-exclusive-lock", .kind = OPT_FLAG,
+		.help = "serve writable RBD images without the exclusive-lock "
+			"feature, which nothing keeps a second writer from",
+		.choices = yes_no, .def = 0,
+		FIELD(FIELD_BOOL, rbd_allow_no_exclusive_lock),
 	},
 	[OPT_ID_CONFIG] = {
 		.name = "config", .kind = OPT_PATH, .metavar = "FILE",

@@ -51,6 +51,8 @@ struct options {
 	unsigned int buffer_mib; /* bounce memory for all rings together */
 	unsigned int error_log_interval; /* seconds between error summaries */
 	unsigned int nbd_reconnect_timeout; /* seconds requests wait for NBD */
+	/* Serve a writable RBD image that has no exclusive-lock feature. */
+	bool rbd_allow_no_exclusive_lock;
 	bool stage_timing; /* time each request's stages */
 	unsigned int rebalance_ms; /* balance.h's interval, 0: never */
 	unsigned int limit_iops; /* a disk's default limit, 0: none */

@@ -363,8 +363,10 @@ static int vbd_open_remote(struct vbd *v, const char *path, bool readonly,
 }
 
 /*
- * How long a daemon resuming a connected device waits for I/O its dead
- * predecessor left in flight (see blk_image_open()).
+ * How long a daemon resuming a connected device tries its image's lock
+ * again, for I/O its dead predecessor left in flight (see
+ * blk_image_open()): every VBD_HANDOVER_RETRY_MS from the main loop
+ * (vbd_retry_handovers()), never sleeping in it.
  */
 #define RESUME_LOCK_WAIT_MS 5000
 
@@ -375,11 +377,52 @@ static bool vbd_image_empty(const struct vbd *v)
 }
 
 /*
- * Open the image the toolstack named, waiting up to @lock_wait_ms for its
- * lock. On failure, @why says what is wrong and what to do about it.
+ * Any local user who can read an image can lock it (a POSIX read lock
+ * keeps blkbackd's write lock out), and read the guest's data: said once
+ * per attach, with the fix.
  */
-static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
-			  struct vbd_why *why)
+static void vbd_warn_world_readable(struct vbd *v)
+{
+	if (v->image.world_readable)
+		vbd_log(v, LOG_WARNING, 0,
+			"image %s is readable by every local user, who can "
+			"read the guest's data and lock the image against its "
+			"next attach; chmod o-r %s (docs/security.md)",
+			v->image_path, v->image_path);
+}
+
+/*
+ * A writable RBD image without the exclusive-lock feature has nothing
+ * that keeps a second writer out (another host's daemon, another disk):
+ * refused, unless the operator allowed it, and then said. -EPERM and
+ * @why when refused.
+ */
+static int vbd_check_single_writer(struct vbd *v, struct vbd_why *why)
+{
+	if (!v->image.rbd || v->image.readonly ||
+	    blk_rbd_single_writer(v->image.rbd))
+		return 0;
+	if (!v->d->opts.rbd_allow_no_exclusive_lock)
+		return vbd_why(why, -EPERM,
+			       "RBD image %s has no exclusive-lock feature, "
+			       "so nothing keeps a second writer out; enable "
+			       "it (rbd feature enable IMAGE exclusive-lock), "
+			       "give the disk access=ro, or set "
+			       "rbd-allow-no-exclusive-lock = yes in "
+			       "blkbackd.conf",
+			       v->image_path);
+	vbd_log(v, LOG_WARNING, 0,
+		"RBD image %s has no exclusive-lock feature: nothing keeps a "
+		"second writer out (allowed by rbd-allow-no-exclusive-lock)",
+		v->image_path);
+	return 0;
+}
+
+/*
+ * Open the image the toolstack named, trying its lock once. On failure,
+ * @why says what is wrong and what to do about it.
+ */
+static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 {
 	struct blk_vbd_config cfg;
 	const char *path, *bad;
@@ -425,8 +468,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 			ret = vbd_open_remote(v, path, readonly, vm, why);
 		else
 			ret = blk_image_open(&v->image, path, readonly,
-					     v->d->opts.cache, lock_wait_ms,
-					     vm);
+					     v->d->opts.cache, vm);
 		free(vm);
 	}
 	if (ret == -EINPROGRESS) {
@@ -440,6 +482,9 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 		snprintf(why->msg, sizeof(why->msg),
 			 "cannot open image %s: %s; %s", path, strerror(-ret),
 			 open_advice(ret));
+	} else if (vbd_check_single_writer(v, why) < 0) {
+		blk_image_close(&v->image);
+		ret = -EPERM;
 	} else if (vbd_image_empty(v)) {
 		blk_image_close(&v->image);
 		snprintf(why->msg, sizeof(why->msg),
@@ -474,6 +519,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 				path);
 		vbd_log(v, LOG_INFO, 0, "image %s, %" PRIu64 " sectors%s", path,
 			v->image.sectors, readonly ? ", read-only" : "");
+		vbd_warn_world_readable(v);
 	}
 	/* An opener's attempt ended: the device is where a failed open is. */
 	if (ret < 0 && v->image_phase == VBD_IMAGE_OPENING)
@@ -490,7 +536,7 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
  */
 static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 {
-	int ret = vbd_open_image(v, 0, why);
+	int ret = vbd_open_image(v, why);
 
 	/* An attempt on an opener thread, or a store away: tried again. */
 	if (ret == -EINPROGRESS || vbd_store_away(ret))
@@ -508,13 +554,41 @@ static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 	return 0;
 }
 
+/*
+ * A device resumed from an earlier run found its image locked: the dead
+ * daemon's I/O still in flight, or another program. True while it may
+ * try again (vbd_retry_handovers() makes it stale); past
+ * RESUME_LOCK_WAIT_MS it fails with @why, which names the holder.
+ */
+static bool vbd_resume_waits(struct vbd *v, const struct vbd_why *why)
+{
+	if (v->resume_ticks == 0)
+		vbd_log(v, LOG_NOTICE, 0,
+			"%s; trying again for %u s (a killed daemon's I/O "
+			"still in flight holds it that long at most)",
+			why->msg, RESUME_LOCK_WAIT_MS / 1000);
+	if (v->resume_ticks * VBD_HANDOVER_RETRY_MS >= RESUME_LOCK_WAIT_MS) {
+		v->resume_ticks = 0;
+		return false;
+	}
+	if (v->resume_ticks == 0)
+		v->resume_ticks = 1;
+	return true;
+}
+
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why)
 {
+	int ret;
+
 	if (vbd_image_open(v))
 		return 0;
 	if (vbd_awaits_image(v))
 		return vbd_take_over(v, why);
-	return vbd_open_image(v, RESUME_LOCK_WAIT_MS, why);
+	ret = vbd_open_image(v, why);
+	if (ret == -EBUSY && vbd_resume_waits(v, why))
+		return -EAGAIN;
+	v->resume_ticks = 0;
+	return ret;
 }
 
 int vbd_offer_image(struct vbd *v, struct vbd_why *why)
@@ -523,7 +597,7 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why)
 
 	if (vbd_image_open(v) || vbd_awaits_image(v))
 		return 0;
-	ret = vbd_open_image(v, 0, why);
+	ret = vbd_open_image(v, why);
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path))
 		return 0;
 	return ret;
@@ -584,7 +658,8 @@ void vbd_opens_done(struct daemon *d)
 bool vbd_awaiting_remote(const struct daemon *d)
 {
 	for (const struct vbd *v = d->vbds; v; v = v->next)
-		if (v->image_phase == VBD_IMAGE_AWAITING_REMOTE)
+		if (v->image_phase == VBD_IMAGE_AWAITING_REMOTE ||
+		    v->resume_ticks)
 			return true;
 	return false;
 }
@@ -602,6 +677,11 @@ bool vbd_awaiting_remote(const struct daemon *d)
 void vbd_retry_handovers(struct daemon *d)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
+		if (v->resume_ticks) {
+			v->resume_ticks++;
+			v->stale = true;
+			continue;
+		}
 		if (v->image_phase != VBD_IMAGE_AWAITING_REMOTE)
 			continue;
 		if (++v->remote_ticks == HANDOVER_FAST_TRIES)

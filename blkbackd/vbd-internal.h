@@ -156,6 +156,8 @@ struct vbd {
 	int open_ret;
 	unsigned int open_tries;
 	bool store_away;
+	/* A resumed device's tries of its busy image's lock; 0: none. */
+	unsigned int resume_ticks;
 	unsigned int root; /* its directory: d->be_root[root] */
 	/* Its I/O limits, shared by its queues' rings; see limits.h. */
 	struct blk_throttle throttle;
@@ -259,7 +261,10 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why);
  * still waits for its holder, vbd_awaits_image() then still true (the
  * holder's release, or vbd_retry_handovers(), makes @v stale again); else
  * -errno and @why, and vbd_awaits_image() is false. A daemon resuming a
- * connected device waits a little for its predecessor's I/O.
+ * connected device whose image is locked gets -EAGAIN too, for up to
+ * RESUME_LOCK_WAIT_MS (its predecessor's I/O in flight), v->resume_ticks
+ * then set, while vbd_retry_handovers() makes it stale; then -EBUSY and
+ * @why, and v->resume_ticks is 0.
  */
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why);
 /*

@@ -392,8 +392,8 @@ static bool vbd_closed(struct vbd *v, enum xenbus_state be_state)
 
 /*
  * Have the image open to connect: true when it is. A hand-over still
- * waiting for the image's holder leaves the device offered; any other
- * failure fails it.
+ * waiting for the image's holder, or a resumed device trying its lock
+ * again, leaves the device as it is; any other failure fails it.
  */
 static bool vbd_image_ready(struct vbd *v)
 {
@@ -406,7 +406,7 @@ static bool vbd_image_ready(struct vbd *v)
 	}
 	if (ret == -EINPROGRESS)
 		vbd_waits_for_store(v, &why);
-	else if (!vbd_awaits_image(v))
+	else if (!vbd_awaits_image(v) && !v->resume_ticks)
 		vbd_fail(v, "%s", why.msg);
 	return false;
 }

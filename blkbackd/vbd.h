@@ -65,8 +65,9 @@ void vbd_check_images(struct daemon *d);
 #define VBD_IMAGE_CHECK_MS 5000
 /*
  * A migration between hosts: does a device wait for an image that the
- * same VM's disk on another host holds? vbd_retry_handovers() looks at
- * each such device again (it takes the image once its holder let it go).
+ * same VM's disk on another host holds, or a resumed device for its
+ * image's lock? vbd_retry_handovers() looks at each such device again (it
+ * takes the image once its holder let it go).
  * Main thread; the main loop calls it every VBD_HANDOVER_RETRY_MS while
  * vbd_awaiting_remote() says so (a device that has waited 10 s is looked
  * at less often).
