@@ -101,14 +101,12 @@ static bool ofd_conflict(int fd, short type, off_t start, off_t len,
 }
 
 /* The end of what the operator is told about a busy image. */
-static void lock_advice(const struct stat *st, char *buf, size_t len)
+static const char *lock_advice(const struct stat *st)
 {
-	if (st->st_mode & S_IROTH)
-		snprintf(buf, len,
-			 "; the image is readable by every local user, any of "
-			 "whom can lock it: chmod o-r it (docs/security.md)");
-	else
-		buf[0] = '\0';
+	return st->st_mode & S_IROTH ? "; the image is readable by every local "
+				       "user, any of whom can lock it: chmod "
+				       "o-r it (docs/security.md)"
+				     : "";
 }
 
 /*
@@ -123,7 +121,8 @@ static void lock_advice(const struct stat *st, char *buf, size_t len)
 static void describe_holder(struct blk_image *img)
 {
 	short type = img->readonly ? F_RDLCK : F_WRLCK;
-	char comm[32] = "", advice[160], path[64];
+	char comm[32] = "", path[64];
+	const char *advice;
 	struct stat st;
 	struct flock fl;
 	FILE *f;
@@ -133,7 +132,7 @@ static void describe_holder(struct blk_image *img)
 	if (!ofd_conflict(img->fd, type, 0, QEMU_LOCK_USES, &fl) &&
 	    !ofd_conflict(img->fd, type, QEMU_LOCK_END, 0, &fl))
 		fl.l_pid = -1;
-	lock_advice(&st, advice, sizeof(advice));
+	advice = lock_advice(&st);
 	if (fl.l_pid <= 0) {
 		img->holder_remote = true;
 		snprintf(img->detail, sizeof(img->detail),
