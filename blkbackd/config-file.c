@@ -8,9 +8,11 @@
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "blkbackd/config-file.h"
+#include "blkbackd/config-read.h"
 #include "blkbackd/log.h"
 
 /* Enough for every setting once: a repeated one is an error, not a row. */
@@ -22,13 +24,14 @@ struct config_seen {
 	unsigned int line;
 };
 
-/* The file being read, and the line inih is at. */
+/* The file being parsed (its text, in memory), and the line inih is at. */
 struct config_reader {
 	const char *path;
-	FILE *file;
+	const char *text; /* the whole file, @len bytes */
+	size_t len;
+	size_t pos; /* where the next line starts */
 	unsigned int line;
 	int errors;
-	int read_errno; /* why the file could not be read to its end */
 	struct options *opts;
 	struct config_seen seen[CONFIG_MAX_SEEN];
 	unsigned int nr_seen;
@@ -49,44 +52,40 @@ static void config_error(struct config_reader *r, const char *fmt, ...)
 	r->errors++;
 }
 
-/* Skip the rest of a line that did not fit the buffer. */
-static void skip_line(FILE *f)
-{
-	int c;
-
-	do
-		c = getc(f);
-	while (c != EOF && c != '\n');
-}
-
 /*
- * inih's line source: fgets() that counts lines, so that errors can name
- * theirs; that turns a line too long for inih's buffer into an error
- * instead of letting inih read its tail as another line; and that drops
- * leading blanks, which inih would take as the continuation of the line
- * before (no setting has a multi-line value, and an indented setting is
- * meant as a setting).
+ * inih's line source, over the file in memory: it counts lines, so that
+ * errors can name theirs; it turns a line too long for inih's buffer into
+ * an error instead of letting inih read its tail as another line, and a
+ * NUL byte into an error instead of a line cut short at it (no text
+ * setting holds one); and it drops leading blanks, which inih would take
+ * as the continuation of the line before (no setting has a multi-line
+ * value, and an indented setting is meant as a setting).
  */
 static char *read_line(char *buf, int len, void *stream)
 {
 	struct config_reader *r = stream;
-	size_t n, blanks;
+	const char *start = r->text + r->pos, *nl;
+	size_t n, blanks = 0;
 
-	if (!fgets(buf, len, r->file)) {
-		if (ferror(r->file))
-			r->read_errno = errno;
+	if (r->pos >= r->len)
 		return NULL;
-	}
+	nl = memchr(start, '\n', r->len - r->pos);
+	n = nl ? (size_t)(nl - start) : r->len - r->pos;
+	r->pos += n + (nl != NULL);
 	r->line++;
-	n = strlen(buf);
-	if (n > 0 && buf[n - 1] != '\n' && !feof(r->file)) {
+	buf[0] = '\0';
+	if (n > (size_t)len - 2) {
 		config_error(r, "line longer than %d characters", len - 2);
-		skip_line(r->file);
-		buf[0] = '\0';
 		return buf;
 	}
-	blanks = strspn(buf, " \t");
-	memmove(buf, buf + blanks, n - blanks + 1);
+	if (memchr(start, '\0', n)) {
+		config_error(r, "a NUL byte in the line; delete it");
+		return buf;
+	}
+	while (blanks < n && (start[blanks] == ' ' || start[blanks] == '\t'))
+		blanks++;
+	memcpy(buf, start + blanks, n - blanks);
+	buf[n - blanks] = '\0';
 	return buf;
 }
 
@@ -160,33 +159,17 @@ static int on_setting(void *user, const char *section, const char *name,
 	return 1;
 }
 
-static int open_config(struct config_reader *r, bool must_exist)
-{
-	int err;
-
-	r->file = fopen(r->path, "re");
-	if (r->file)
-		return 0;
-	err = errno;
-	if (err == ENOENT && !must_exist)
-		return CONFIG_ABSENT;
-	log_err("cannot read the configuration file %s: %s%s", r->path,
-		strerror(err),
-		err == ENOENT ? " (check the path given to --config)" : "");
-	return -err;
-}
-
-int config_load(struct options *opts, const char *path, bool must_exist)
+int config_parse(struct options *opts, const char *path, const char *text,
+		 size_t len)
 {
 	struct config_reader r = {
 		.path = path,
+		.text = text,
+		.len = len,
 		.opts = opts,
 	};
-	int ret = open_config(&r, must_exist);
 	int syntax_line;
 
-	if (ret != 0)
-		return ret;
 	/*
 	 * inih goes on after a line it cannot parse but returns only the
 	 * first such line; the handler reports every other error itself.
@@ -200,11 +183,18 @@ int config_load(struct options *opts, const char *path, bool must_exist)
 		log_err("cannot parse %s: out of memory", path);
 		r.errors++;
 	}
-	fclose(r.file);
-	if (r.read_errno) {
-		log_err("cannot read the configuration file %s: %s", path,
-			strerror(r.read_errno));
-		return -r.read_errno;
-	}
 	return r.errors ? -EINVAL : 0;
+}
+
+int config_load(struct options *opts, const char *path, bool must_exist)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int ret = config_read(path, must_exist, &text, &len);
+
+	if (ret != 0)
+		return ret;
+	ret = config_parse(opts, path, text, len);
+	free(text);
+	return ret;
 }

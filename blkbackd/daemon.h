@@ -20,6 +20,7 @@ struct worker;
 struct vbd;
 struct host_errors;
 struct balance;
+struct opener;
 
 struct daemon {
 	struct options opts;
@@ -44,6 +45,7 @@ struct daemon {
 	int closed_fd; /* eventfd: workers closed rings (vbd_rings_closed()) */
 	bool stopping; /* shutting down: closed rings end their devices */
 	struct host_errors *host_errors; /* shared with the workers */
+	struct opener *opener; /* remote images' opens (opener.h) */
 
 	struct vbd *vbds;
 	unsigned int nr_vbds;

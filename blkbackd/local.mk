@@ -3,7 +3,7 @@ sbin_PROGRAMS += blkbackd/blkbackd
 blkbackd_blkbackd_SOURCES = \
 	blkbackd/main.c \
 	blkbackd/daemon.h \
-	blkbackd/log.h blkbackd/log.c \
+	blkbackd/log.h blkbackd/log.c blkbackd/rate.h \
 	blkbackd/options.h blkbackd/options.c \
 	blkbackd/stats-log.h blkbackd/stats-log.c \
 	blkbackd/control.h blkbackd/control.c \
@@ -12,13 +12,15 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/host-errors.h blkbackd/host-errors.c \
 	blkbackd/reload.h blkbackd/reload.c \
 	blkbackd/config-file.h blkbackd/config-file.c \
+	blkbackd/config-read.h blkbackd/config-read.c \
 	blkbackd/worker.h blkbackd/worker.c \
 	blkbackd/cpu-affinity.h blkbackd/cpu-affinity.c \
 	blkbackd/balance.h blkbackd/balance.c \
 	blkbackd/limits.h blkbackd/limits.c \
 	blkbackd/vbd.h blkbackd/vbd-internal.h blkbackd/vbd.c \
 	blkbackd/vbd-registry.c blkbackd/vbd-image.c blkbackd/vbd-rings.c \
-	blkbackd/vbd-watch.c blkbackd/vbd-limits.c blkbackd/vbd-stats.c
+	blkbackd/vbd-watch.c blkbackd/vbd-limits.c blkbackd/vbd-stats.c \
+	blkbackd/opener.h blkbackd/opener.c
 blkbackd_blkbackd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
 blkbackd_blkbackd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) \

@@ -35,9 +35,32 @@ void log_set_level(int max_priority)
 	atomic_store_explicit(&log_max, max_priority, memory_order_relaxed);
 }
 
-static bool log_wanted(int priority)
+bool log_wanted(int priority)
 {
 	return priority <= atomic_load_explicit(&log_max, memory_order_relaxed);
+}
+
+bool log_limit_pass(struct log_limit *l, int priority, unsigned int lines,
+		    uint64_t now_ns, unsigned int *held)
+{
+	*held = 0;
+	if (priority >= LOG_DEBUG)
+		return true;
+	if (!rate_take(&l->lines, LOG_LIMIT_BURST, LOG_LIMIT_PER_S,
+		       lines + (l->held > 0), now_ns)) {
+		l->held++;
+		return false;
+	}
+	*held = log_limit_take_held(l);
+	return true;
+}
+
+unsigned int log_limit_take_held(struct log_limit *l)
+{
+	unsigned int held = l->held;
+
+	l->held = 0;
+	return held;
 }
 
 /* One write per message so lines from threads never interleave. */

@@ -11,8 +11,11 @@
 #ifndef BLKBACKD_LOG_H
 #define BLKBACKD_LOG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
+
+#include "blkbackd/rate.h"
 
 /*
  * Set at startup, before any thread starts: once with a default so that
@@ -40,6 +43,36 @@ struct log_disk {
  */
 void log_disk_msg(int priority, const struct log_disk *disk, int err,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Would a message of @priority be logged now? */
+bool log_wanted(int priority);
+
+/*
+ * A budget of lines for what a guest can make the daemon say (messages
+ * about one disk): LOG_LIMIT_BURST at once, then LOG_LIMIT_PER_S a
+ * second; a guest flapping its frontend cannot flood the journal. Debug
+ * messages are not counted: an operator who asked for them wants all.
+ * Zeroed: full. Owned by one thread.
+ */
+#define LOG_LIMIT_BURST 50u
+#define LOG_LIMIT_PER_S 2u
+
+struct log_limit {
+	struct rate lines;
+	unsigned int held; /* lines held back since the last let through */
+};
+
+/*
+ * May a message of @priority, @lines long, go out at @now_ns
+ * (CLOCK_MONOTONIC)? False: hold it back (counted). True: log it, after a
+ * line saying how many were held back when *@held is more than 0; that
+ * line is paid for too.
+ */
+bool log_limit_pass(struct log_limit *l, int priority, unsigned int lines,
+		    uint64_t now_ns, unsigned int *held);
+
+/* How many lines were held back and not yet told; now none. */
+unsigned int log_limit_take_held(struct log_limit *l);
 
 #define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)

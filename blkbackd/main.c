@@ -25,6 +25,7 @@
 #include "blkbackd/daemon.h"
 #include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
+#include "blkbackd/opener.h"
 #include "blkbackd/options.h"
 #include "blkbackd/reload.h"
 #include "blkbackd/vbd.h"
@@ -263,6 +264,7 @@ static int64_t now_ms(void)
 struct timers {
 	int64_t next_check; /* vbd_check_images() */
 	int64_t next_handover; /* vbd_retry_handovers(), while one waits */
+	int64_t next_connect; /* vbd_retry_connects(), while one waits */
 	int64_t next_balance; /* balance_run(), with two workers or more */
 	int64_t ping_ms; /* systemd's watchdog: 0 when it has none */
 	int64_t next_ping;
@@ -285,8 +287,9 @@ static void timers_init(struct timers *t)
 
 /*
  * Run what is due, and return the poll() timeout: until the next of the
- * image check, sharing the workers, a migration's retry, the watchdog ping and
- * the host errors' summaries owed (@errors_ms, -1 for none).
+ * image check, sharing the workers, a migration's retry, a paced connect's
+ * retry, the watchdog ping and the host errors' summaries owed
+ * (@errors_ms, -1 for none).
  */
 static int timers(struct daemon *d, struct timers *t, int errors_ms)
 {
@@ -313,6 +316,14 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 		if (t->next_handover < soonest)
 			soonest = t->next_handover;
 	}
+	if (vbd_connects_waiting(d)) {
+		if (now >= t->next_connect) {
+			vbd_retry_connects(d);
+			t->next_connect = now + VBD_CONNECT_RETRY_MS;
+		}
+		if (t->next_connect < soonest)
+			soonest = t->next_connect;
+	}
 	if (t->ping_ms) {
 		if (now >= t->next_ping) {
 			sd_notify(0, "WATCHDOG=1");
@@ -335,13 +346,14 @@ static int sooner(int a, int b)
 /* Returns the signal that ended the loop, or -errno. */
 static int main_loop(struct daemon *d, int sig_fd, struct control_server *ctl)
 {
-	struct pollfd fds[5] = {
+	struct pollfd fds[6] = {
 		{ .fd = xs_fileno(d->xs), .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
 		{ .fd = d->broken_fd[0], .events = POLLIN },
 		/* Ignored when -1. */
 		{ .fd = ctl ? control_server_fd(ctl) : -1, .events = POLLIN },
 		{ .fd = d->closed_fd, .events = POLLIN },
+		{ .fd = opener_fd(d->opener), .events = POLLIN },
 	};
 	unsigned int last_count = ~0u;
 	struct timers t;
@@ -360,7 +372,7 @@ static int main_loop(struct daemon *d, int sig_fd, struct control_server *ctl)
 			last_count = d->nr_vbds;
 			notify_status(d);
 		}
-		if (poll(fds, 5, timeout_ms) < 0) {
+		if (poll(fds, 6, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -385,6 +397,8 @@ static int main_loop(struct daemon *d, int sig_fd, struct control_server *ctl)
 			drain_broken(d);
 		if (fds[4].revents)
 			drain_closed(d);
+		if (fds[5].revents)
+			vbd_opens_done(d);
 		/* Every turn: it also drops the clients past their deadline. */
 		if (ctl)
 			control_server_run(ctl, d);
@@ -523,6 +537,8 @@ static int run(struct daemon *d)
 		ret = host_errors_create(&d->host_errors,
 					 d->opts.error_log_interval);
 	if (ret == 0)
+		ret = opener_new(&d->opener);
+	if (ret == 0)
 		ret = start_workers(d);
 	if (ret < 0) {
 		control_server_close(ctl);
@@ -546,6 +562,11 @@ static int run(struct daemon *d)
 		log_err("main loop failed: %s", strerror(-ret));
 	vbd_release_all(d);
 	stop_workers(d);
+	/* A thread still in a connect is left to the exit (opener.h). */
+	if (!opener_busy(d->opener)) {
+		opener_free(d->opener);
+		d->opener = NULL;
+	}
 	close(d->closed_fd);
 	host_errors_destroy(d->host_errors);
 	xs_close(d->xs);
@@ -568,6 +589,14 @@ int main(int argc, char **argv)
 		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	log_init(d.opts.log_level);
 	ret = run(&d);
+	/*
+	 * An opener thread still in a store's connect (opener.h) must not
+	 * see its library's destructors run under it: leave without them.
+	 */
+	if (d.opener && opener_busy(d.opener)) {
+		log_info("leaving an image's open to the exit");
+		_exit(ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	}
 	/* The workers that borrowed the string settings are gone. */
 	options_release(&d.opts);
 	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -35,6 +35,7 @@ enum option_id {
 	OPT_ID_MAX_INDIRECT_SEGMENTS,
 	OPT_ID_MAX_RING_PAGE_ORDER,
 	OPT_ID_MAX_QUEUES,
+	OPT_ID_MAX_RING_PAGES_PER_DISK,
 	OPT_ID_PERSISTENT_GRANTS,
 	OPT_ID_POLL_US,
 	OPT_ID_PIN_WORKERS,
@@ -51,6 +52,7 @@ enum option_id {
 	OPT_ID_LIMIT_IOPS,
 	OPT_ID_LIMIT_BANDWIDTH_MIB,
 	OPT_ID_NBD_RECONNECT_TIMEOUT,
+	OPT_ID_RBD_ALLOW_NO_EXCLUSIVE_LOCK,
 	OPT_ID_CONFIG,
 	OPT_ID_CHECK_CONFIG,
 	OPT_ID_HELP,
@@ -138,6 +140,15 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 		.help = "rings per device", .min = 1, .max = BLK_MAX_QUEUES,
 		.def_text = "one per worker", FIELD(FIELD_UINT, max_queues),
 	},
+	[OPT_ID_MAX_RING_PAGES_PER_DISK] = {
+		.name = "max-ring-pages-per-disk", .kind = OPT_NUMBER,
+		.metavar = "N",
+		.help = "ring pages of a device's queues together; fewer "
+			"queues offered beyond",
+		.min = 1, .max = BLK_MAX_QUEUES << BLK_MAX_RING_ORDER,
+		.def = DEFAULT_RING_PAGES_PER_DISK,
+		FIELD(FIELD_UINT, max_ring_pages_per_disk),
+	},
 	[OPT_ID_PERSISTENT_GRANTS] = {
 		.name = "persistent-grants", .kind = OPT_CHOICE,
 		.metavar = "yes|no", .help = "offer persistent grants",
@@ -193,8 +204,11 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 	},
 	[OPT_ID_MAX_MAPPED_GRANTS] = {
 		.name = "max-mapped-grants", .kind = OPT_NUMBER,
-		.metavar = "N", .help = "grants mapped by all rings together",
-		.min = 0, .max = 16777216, .def = BLK_DEFAULT_MAX_MAPPED_GRANTS,
+		.metavar = "N",
+		.help = "grants mapped by all rings together, their own "
+			"pages included",
+		.min = BLK_MAX_RING_PAGES, .max = 16777216,
+		.def = BLK_DEFAULT_MAX_MAPPED_GRANTS,
 		FIELD(FIELD_UINT, max_mapped_grants),
 	},
 	[OPT_ID_RING_BUFFER_MIB] = {
@@ -238,6 +252,13 @@ static const struct opt_desc option_table[NR_OPTIONS] = {
 			"(0: fail at once)",
 		.min = 0, .max = 3600, .def = 60,
 		FIELD(FIELD_UINT, nbd_reconnect_timeout),
+	},
+	[OPT_ID_RBD_ALLOW_NO_EXCLUSIVE_LOCK] = {
+		.name = "rbd-allow-no-exclusive-lock", .kind = OPT_FLAG,
+		.help = "serve writable RBD images without the exclusive-lock "
+			"feature, which nothing keeps a second writer from",
+		.choices = yes_no, .def = 0,
+		FIELD(FIELD_BOOL, rbd_allow_no_exclusive_lock),
 	},
 	[OPT_ID_CONFIG] = {
 		.name = "config", .kind = OPT_PATH, .metavar = "FILE",

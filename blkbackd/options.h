@@ -24,6 +24,13 @@
 #define SERVE_VBD 1u /* backend/vbd: xl's file: and phy: disks */
 #define SERVE_VBD3 2u /* backend/vbd3: xl's backendtype=tap disks */
 
+/*
+ * Ring pages a device's queues may map together: 8 queues of the largest
+ * (16-page) rings, as many as xen-blkback's defaults give a guest with 8
+ * vCPUs; see blkbackd(8).
+ */
+#define DEFAULT_RING_PAGES_PER_DISK 128u
+
 struct options {
 	unsigned int workers; /* 0: one per online CPU */
 	unsigned int serve; /* SERVE_* bits, at least one */
@@ -33,6 +40,8 @@ struct options {
 	unsigned int max_indirect_segments; /* 0: no indirect requests */
 	unsigned int max_ring_order;
 	unsigned int max_queues; /* 0: one per worker */
+	/* Queues x ring pages a device may offer and use (vbd_cap_rings()). */
+	unsigned int max_ring_pages_per_disk;
 	bool persistent; /* offer persistent grants */
 	unsigned int poll_us; /* busy-poll window cap, 0: never poll */
 	bool pin_workers; /* worker N on CPU N, its interrupts too */
@@ -42,6 +51,8 @@ struct options {
 	unsigned int buffer_mib; /* bounce memory for all rings together */
 	unsigned int error_log_interval; /* seconds between error summaries */
 	unsigned int nbd_reconnect_timeout; /* seconds requests wait for NBD */
+	/* Serve a writable RBD image that has no exclusive-lock feature. */
+	bool rbd_allow_no_exclusive_lock;
 	bool stage_timing; /* time each request's stages */
 	unsigned int rebalance_ms; /* balance.h's interval, 0: never */
 	unsigned int limit_iops; /* a disk's default limit, 0: none */

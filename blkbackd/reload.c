@@ -51,6 +51,13 @@ static void apply_rebalance(struct daemon *d, const struct options *fresh)
 	d->opts.rebalance_ms = fresh->rebalance_ms;
 }
 
+/* Asked at each open of a writable RBD image: the next attach sees it. */
+static void apply_rbd_unlocked(struct daemon *d, const struct options *fresh)
+{
+	d->opts.rbd_allow_no_exclusive_lock =
+		fresh->rbd_allow_no_exclusive_lock;
+}
+
 static const struct {
 	const char *name;
 	void (*apply)(struct daemon *d, const struct options *fresh);
@@ -60,6 +67,7 @@ static const struct {
 	{ "limit-iops", apply_limit_iops },
 	{ "limit-bandwidth-mib", apply_limit_bandwidth },
 	{ "rebalance-ms", apply_rebalance },
+	{ "rbd-allow-no-exclusive-lock", apply_rbd_unlocked },
 };
 
 static void apply_change(const struct opt_desc *opt, void *arg)

@@ -3,8 +3,9 @@
  * Reloading the configuration (SIGHUP, blkbackctl reload): blkbackd.conf
  * is read again, with the command line still winning, and the settings
  * that can change under running guests take effect at once: log-level,
- * error-log-interval, rebalance-ms and the default I/O limits (limit-iops,
- * limit-bandwidth-mib, for every disk whose xenstore sets none). The others
+ * error-log-interval, rebalance-ms, the default I/O limits (limit-iops,
+ * limit-bandwidth-mib, for every disk whose xenstore sets none) and
+ * rbd-allow-no-exclusive-lock (for the disks attached after it). The others
  * (workers, memory, grant and ring limits...) shape rings and threads that
  * already exist: a changed one is logged as waiting for the next restart. A
  * reload never touches an image: resizing is asked for on its own (blkbackctl

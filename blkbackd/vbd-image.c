@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "blkbackd/opener.h"
 #include "blkbackd/vbd-internal.h"
 #include "libblk/backend-nbd.h" /* blk_nbd_is_uri() */
 
@@ -19,6 +20,7 @@ static const char *const image_phase_names[] = {
 	[VBD_IMAGE_NONE] = "none",
 	[VBD_IMAGE_AWAITING] = "awaiting",
 	[VBD_IMAGE_AWAITING_REMOTE] = "awaiting-remote",
+	[VBD_IMAGE_OPENING] = "opening",
 	[VBD_IMAGE_OPEN] = "open",
 };
 
@@ -26,12 +28,17 @@ static const char *const image_phase_names[] = {
 static const bool image_phase_moves[][VBD_IMAGE_OPEN + 1] = {
 	[VBD_IMAGE_NONE] = { [VBD_IMAGE_AWAITING] = true,
 			     [VBD_IMAGE_AWAITING_REMOTE] = true,
+			     [VBD_IMAGE_OPENING] = true,
 			     [VBD_IMAGE_OPEN] = true },
 	[VBD_IMAGE_AWAITING] = { [VBD_IMAGE_NONE] = true,
 				 [VBD_IMAGE_AWAITING_REMOTE] = true,
 				 [VBD_IMAGE_OPEN] = true },
 	[VBD_IMAGE_AWAITING_REMOTE] = { [VBD_IMAGE_NONE] = true,
 					[VBD_IMAGE_OPEN] = true },
+	[VBD_IMAGE_OPENING] = { [VBD_IMAGE_NONE] = true,
+				[VBD_IMAGE_AWAITING] = true,
+				[VBD_IMAGE_AWAITING_REMOTE] = true,
+				[VBD_IMAGE_OPEN] = true },
 	[VBD_IMAGE_OPEN] = { false },
 };
 
@@ -255,8 +262,111 @@ static const char *open_advice(int err)
 }
 
 /*
- * How long a daemon resuming a connected device waits for I/O its dead
- * predecessor left in flight (see blk_image_open()).
+ * A remote store's image is opened on an opener thread (opener.h), so
+ * that a store that is away (an NBD server that accepts and never
+ * answers, a Ceph monitor nobody reaches) holds up its own device only.
+ * Such an attempt that fails because the store is away is tried again,
+ * after 1 s, then doubling up to 30 s between attempts, for as long as
+ * the device exists: the device waits, and says why in its error node
+ * and the log. Any other failure (no such export or image, a read-only
+ * export for a writable disk, a lock held elsewhere) is the device's
+ * answer, as for a file.
+ */
+#define OPEN_RETRY_FIRST_MS 1000u
+#define OPEN_RETRY_MAX_MS 30000u
+
+static bool vbd_store_is_remote(const char *path)
+{
+	return blk_nbd_is_uri(path) || blk_rbd_is_target(path);
+}
+
+/* Errors that mean the store did not answer, or is not there now. */
+static bool vbd_store_away(int err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -ECONNABORTED:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The wait before the next attempt, after @tries that found it away. */
+static unsigned int vbd_open_backoff(unsigned int tries)
+{
+	unsigned int ms = OPEN_RETRY_FIRST_MS;
+
+	while (tries-- && ms < OPEN_RETRY_MAX_MS)
+		ms *= 2;
+	return ms < OPEN_RETRY_MAX_MS ? ms : OPEN_RETRY_MAX_MS;
+}
+
+static int vbd_start_open(struct vbd *v, const char *path, bool readonly,
+			  const char *owner, unsigned int delay_ms,
+			  struct vbd_why *why)
+{
+	const struct opener_request req = { .path = path,
+					    .readonly = readonly,
+					    .cache = v->d->opts.cache,
+					    .owner = owner,
+					    .delay_ms = delay_ms };
+	int err;
+
+	v->image.detail[0] = '\0';
+	v->open_job = opener_open(v->d->opener, v->cookie, &req, &err);
+	if (!v->open_job)
+		return vbd_why(why, err, "cannot start a thread to open it: %s",
+			       strerror(-err));
+	if (v->image_phase == VBD_IMAGE_NONE)
+		vbd_set_image_phase(v, VBD_IMAGE_OPENING);
+	return -EINPROGRESS;
+}
+
+/*
+ * Open a remote store's image on an opener thread: -EINPROGRESS while an
+ * attempt runs or waits (the device is made stale when it ends), else
+ * the attempt's result, its image in v->image. A device whose store is
+ * away says so in @why and tries again after a backoff, unless it
+ * awaits another host's release, which vbd_retry_handovers() retries.
+ */
+static int vbd_open_remote(struct vbd *v, const char *path, bool readonly,
+			   const char *owner, struct vbd_why *why)
+{
+	unsigned int delay_ms;
+	int ret;
+
+	why->msg[0] = '\0';
+	if (v->open_job)
+		return -EINPROGRESS;
+	if (!v->open_done)
+		return vbd_start_open(v, path, readonly, owner, 0, why);
+	v->open_done = false;
+	ret = v->open_ret;
+	if (!vbd_store_away(ret) ||
+	    v->image_phase == VBD_IMAGE_AWAITING_REMOTE) {
+		v->open_tries = 0;
+		return ret;
+	}
+	delay_ms = vbd_open_backoff(v->open_tries++);
+	vbd_why(why, ret,
+		"cannot reach the store of image %s: %s; trying again in "
+		"%u s (the guest waits)",
+		path, v->image.detail[0] ? v->image.detail : strerror(-ret),
+		delay_ms / 1000);
+	vbd_log(v, LOG_WARNING, -ret, "%s", why->msg);
+	return vbd_start_open(v, path, readonly, owner, delay_ms, why);
+}
+
+/*
+ * How long a daemon resuming a connected device tries its image's lock
+ * again, for I/O its dead predecessor left in flight (see
+ * blk_image_open()): every VBD_HANDOVER_RETRY_MS from the main loop
+ * (vbd_retry_handovers()), never sleeping in it.
  */
 #define RESUME_LOCK_WAIT_MS 5000
 
@@ -267,11 +377,52 @@ static bool vbd_image_empty(const struct vbd *v)
 }
 
 /*
- * Open the image the toolstack named, waiting up to @lock_wait_ms for its
- * lock. On failure, @why says what is wrong and what to do about it.
+ * Any local user who can read an image can lock it (a POSIX read lock
+ * keeps blkbackd's write lock out), and read the guest's data: said once
+ * per attach, with the fix.
  */
-static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
-			  struct vbd_why *why)
+static void vbd_warn_world_readable(struct vbd *v)
+{
+	if (v->image.world_readable)
+		vbd_log(v, LOG_WARNING, 0,
+			"image %s is readable by every local user, who can "
+			"read the guest's data and lock the image against its "
+			"next attach; chmod o-r %s (docs/security.md)",
+			v->image_path, v->image_path);
+}
+
+/*
+ * A writable RBD image without the exclusive-lock feature has nothing
+ * that keeps a second writer out (another host's daemon, another disk):
+ * refused, unless the operator allowed it, and then said. -EPERM and
+ * @why when refused.
+ */
+static int vbd_check_single_writer(struct vbd *v, struct vbd_why *why)
+{
+	if (!v->image.rbd || v->image.readonly ||
+	    blk_rbd_single_writer(v->image.rbd))
+		return 0;
+	if (!v->d->opts.rbd_allow_no_exclusive_lock)
+		return vbd_why(why, -EPERM,
+			       "RBD image %s has no exclusive-lock feature, "
+			       "so nothing keeps a second writer out; enable "
+			       "it (rbd feature enable IMAGE exclusive-lock), "
+			       "give the disk access=ro, or set "
+			       "rbd-allow-no-exclusive-lock = yes in "
+			       "blkbackd.conf",
+			       v->image_path);
+	vbd_log(v, LOG_WARNING, 0,
+		"RBD image %s has no exclusive-lock feature: nothing keeps a "
+		"second writer out (allowed by rbd-allow-no-exclusive-lock)",
+		v->image_path);
+	return 0;
+}
+
+/*
+ * Open the image the toolstack named, trying its lock once. On failure,
+ * @why says what is wrong and what to do about it.
+ */
+static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 {
 	struct blk_vbd_config cfg;
 	const char *path, *bad;
@@ -313,9 +464,16 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 		/* Named with the lock it takes, for another host. */
 		char *vm = vbd_vm_of(v->d, v->fe_domid);
 
-		ret = blk_image_open(&v->image, path, readonly,
-				     v->d->opts.cache, lock_wait_ms, vm);
+		if (vbd_store_is_remote(path))
+			ret = vbd_open_remote(v, path, readonly, vm, why);
+		else
+			ret = blk_image_open(&v->image, path, readonly,
+					     v->d->opts.cache, vm);
 		free(vm);
+	}
+	if (ret == -EINPROGRESS) {
+		blk_vbd_config_free(&cfg);
+		return ret;
 	}
 	if (ret < 0 && v->image.detail[0]) {
 		snprintf(why->msg, sizeof(why->msg), "cannot open image %s: %s",
@@ -324,6 +482,9 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 		snprintf(why->msg, sizeof(why->msg),
 			 "cannot open image %s: %s; %s", path, strerror(-ret),
 			 open_advice(ret));
+	} else if (vbd_check_single_writer(v, why) < 0) {
+		blk_image_close(&v->image);
+		ret = -EPERM;
 	} else if (vbd_image_empty(v)) {
 		blk_image_close(&v->image);
 		snprintf(why->msg, sizeof(why->msg),
@@ -358,7 +519,11 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
 				path);
 		vbd_log(v, LOG_INFO, 0, "image %s, %" PRIu64 " sectors%s", path,
 			v->image.sectors, readonly ? ", read-only" : "");
+		vbd_warn_world_readable(v);
 	}
+	/* An opener's attempt ended: the device is where a failed open is. */
+	if (ret < 0 && v->image_phase == VBD_IMAGE_OPENING)
+		vbd_set_image_phase(v, VBD_IMAGE_NONE);
 	blk_vbd_config_free(&cfg);
 	return ret;
 }
@@ -371,8 +536,11 @@ static int vbd_open_image(struct vbd *v, unsigned int lock_wait_ms,
  */
 static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 {
-	int ret = vbd_open_image(v, 0, why);
+	int ret = vbd_open_image(v, why);
 
+	/* An attempt on an opener thread, or a store away: tried again. */
+	if (ret == -EINPROGRESS || vbd_store_away(ret))
+		return -EAGAIN;
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path)) {
 		vbd_log(v, LOG_DEBUG, 0, "the guest waits for %s",
 			v->image_path);
@@ -386,13 +554,41 @@ static int vbd_take_over(struct vbd *v, struct vbd_why *why)
 	return 0;
 }
 
+/*
+ * A device resumed from an earlier run found its image locked: the dead
+ * daemon's I/O still in flight, or another program. True while it may
+ * try again (vbd_retry_handovers() makes it stale); past
+ * RESUME_LOCK_WAIT_MS it fails with @why, which names the holder.
+ */
+static bool vbd_resume_waits(struct vbd *v, const struct vbd_why *why)
+{
+	if (v->resume_ticks == 0)
+		vbd_log(v, LOG_NOTICE, 0,
+			"%s; trying again for %u s (a killed daemon's I/O "
+			"still in flight holds it that long at most)",
+			why->msg, RESUME_LOCK_WAIT_MS / 1000);
+	if (v->resume_ticks * VBD_HANDOVER_RETRY_MS >= RESUME_LOCK_WAIT_MS) {
+		v->resume_ticks = 0;
+		return false;
+	}
+	if (v->resume_ticks == 0)
+		v->resume_ticks = 1;
+	return true;
+}
+
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why)
 {
+	int ret;
+
 	if (vbd_image_open(v))
 		return 0;
 	if (vbd_awaits_image(v))
 		return vbd_take_over(v, why);
-	return vbd_open_image(v, RESUME_LOCK_WAIT_MS, why);
+	ret = vbd_open_image(v, why);
+	if (ret == -EBUSY && vbd_resume_waits(v, why))
+		return -EAGAIN;
+	v->resume_ticks = 0;
+	return ret;
 }
 
 int vbd_offer_image(struct vbd *v, struct vbd_why *why)
@@ -401,14 +597,33 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why)
 
 	if (vbd_image_open(v) || vbd_awaits_image(v))
 		return 0;
-	ret = vbd_open_image(v, 0, why);
+	ret = vbd_open_image(v, why);
 	if (ret == -EBUSY && vbd_await_handover(v, v->image_path))
 		return 0;
 	return ret;
 }
 
+/* An open on an opener thread, or its result not taken yet: dropped. */
+static void vbd_cancel_open(struct vbd *v)
+{
+	if (v->open_job)
+		opener_cancel(v->open_job);
+	v->open_job = NULL;
+	if (v->open_done && v->open_ret == 0)
+		blk_image_close(&v->image);
+	v->open_done = false;
+}
+
+void vbd_drop_image(struct vbd *v)
+{
+	vbd_cancel_open(v);
+	if (vbd_image_open(v))
+		blk_image_close(&v->image);
+}
+
 void vbd_close_image(struct vbd *v)
 {
+	vbd_cancel_open(v);
 	if (!vbd_image_open(v))
 		return;
 	blk_image_close(&v->image);
@@ -416,10 +631,35 @@ void vbd_close_image(struct vbd *v)
 	vbd_image_released(v->d, v->image_path);
 }
 
+/* An opener's attempt for the device named @cookie ended (opener.h). */
+static bool vbd_open_ended(void *arg, uint64_t cookie, int ret,
+			   struct blk_image *img)
+{
+	struct vbd *v = vbd_by_cookie(arg, cookie);
+
+	if (!v || !v->open_job)
+		return false;
+	v->open_job = NULL;
+	/* Open, or described as the failed open left it (holder, detail). */
+	memcpy(&v->image, img, sizeof(*img));
+	v->open_ret = ret;
+	v->open_done = true;
+	v->stale = true;
+	return true;
+}
+
+void vbd_opens_done(struct daemon *d)
+{
+	opener_take_done(d->opener, vbd_open_ended, d);
+	if (!d->stopping)
+		vbd_reconcile_stale(d);
+}
+
 bool vbd_awaiting_remote(const struct daemon *d)
 {
 	for (const struct vbd *v = d->vbds; v; v = v->next)
-		if (v->image_phase == VBD_IMAGE_AWAITING_REMOTE)
+		if (v->image_phase == VBD_IMAGE_AWAITING_REMOTE ||
+		    v->resume_ticks)
 			return true;
 	return false;
 }
@@ -437,6 +677,11 @@ bool vbd_awaiting_remote(const struct daemon *d)
 void vbd_retry_handovers(struct daemon *d)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
+		if (v->resume_ticks) {
+			v->resume_ticks++;
+			v->stale = true;
+			continue;
+		}
 		if (v->image_phase != VBD_IMAGE_AWAITING_REMOTE)
 			continue;
 		if (++v->remote_ticks == HANDOVER_FAST_TRIES)

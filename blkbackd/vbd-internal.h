@@ -54,6 +54,16 @@ struct vbd_queue {
  * does not allow:
  *
  *   NONE -> OPEN        vbd_open_image(): opened and locked
+ *   NONE -> OPENING     a remote store (an NBD export, an RBD image) is
+ *                       being opened on an opener thread (opener.h), or
+ *                       its store is away and the open is tried again
+ *                       after a backoff (vbd_open_remote())
+ *   OPENING -> OPEN     the opener's attempt succeeded
+ *   OPENING -> NONE     it failed for a reason no retry mends: the
+ *                       device fails
+ *   OPENING -> AWAITING|AWAITING_REMOTE
+ *                       it found the image held by a device of the same
+ *                       VM (a migration), as NONE does
  *   NONE -> AWAITING    another device of the same VM here holds it
  *                       writable (a migration's two ends in one host): the
  *                       device is offered with that one's features and
@@ -69,6 +79,9 @@ struct vbd_queue {
  *                       the take-over failed (someone else has it): the
  *                       device fails
  *
+ * A device awaiting a remote store's image also opens it on an opener
+ * thread (v->open_job), without leaving its phase.
+ *
  * An open image stays open until the device is freed. Whether the device
  * failed, or is to be freed once its rings closed, is not part of this:
  * either can happen in any of these phases.
@@ -77,6 +90,7 @@ enum vbd_image_phase {
 	VBD_IMAGE_NONE,
 	VBD_IMAGE_AWAITING,
 	VBD_IMAGE_AWAITING_REMOTE,
+	VBD_IMAGE_OPENING,
 	VBD_IMAGE_OPEN,
 };
 
@@ -130,12 +144,29 @@ struct vbd {
 	bool stale; /* a watch event came: look again after this batch */
 	/* The tries of an AWAITING_REMOTE image (vbd_retry_handovers()). */
 	unsigned int remote_ticks;
+	/*
+	 * A remote store's open on an opener thread (opener.h): the job in
+	 * flight, or NULL; once it ended, its result (open_ret, and the
+	 * image in @image) until vbd_open_image() takes it; the attempts in
+	 * a row that found the store away, which set the next one's delay;
+	 * and whether BE/error says so now.
+	 */
+	struct opener_job *open_job;
+	bool open_done;
+	int open_ret;
+	unsigned int open_tries;
+	bool store_away;
+	/* A resumed device's tries of its busy image's lock; 0: none. */
+	unsigned int resume_ticks;
 	unsigned int root; /* its directory: d->be_root[root] */
 	/* Its I/O limits, shared by its queues' rings; see limits.h. */
 	struct blk_throttle throttle;
 	struct blk_throttle_limits limits; /* in force */
 	bool limits_stale; /* its backend changed: read them again */
 	bool limits_bad; /* a malformed limit key was reported */
+	struct log_limit log_limit; /* vbd_log()'s */
+	struct rate connects; /* vbd_connect_due()'s */
+	bool connect_waits; /* for vbd_retry_connects() */
 };
 
 static inline bool vbd_image_open(const struct vbd *v)
@@ -189,10 +220,16 @@ struct log_disk vbd_who(const struct vbd *v);
  * A message about @v, after its name, with the journal's DOMID=, VBD= and
  * VDEV= fields (log_disk_msg()), so that `journalctl DOMID=N` finds every
  * message about a guest's disks; @err is the errno that caused it, or 0.
- * Every message about one device goes through here.
+ * Every message about one device goes through here, and within its
+ * log_limit: a guest decides how often most of them come.
  */
-void vbd_log(const struct vbd *v, int priority, int err, const char *fmt, ...)
+void vbd_log(struct vbd *v, int priority, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/*
+ * May @lines messages about @v at @priority, logged other than through
+ * vbd_log(), go out now? Says first how many were held back, if any.
+ */
+bool vbd_log_pass(struct vbd *v, int priority, unsigned int lines);
 
 /*
  * Why a step failed, in the words vbd_fail() reports: what is wrong and
@@ -224,11 +261,26 @@ int vbd_offer_image(struct vbd *v, struct vbd_why *why);
  * still waits for its holder, vbd_awaits_image() then still true (the
  * holder's release, or vbd_retry_handovers(), makes @v stale again); else
  * -errno and @why, and vbd_awaits_image() is false. A daemon resuming a
- * connected device waits a little for its predecessor's I/O.
+ * connected device whose image is locked gets -EAGAIN too, for up to
+ * RESUME_LOCK_WAIT_MS (its predecessor's I/O in flight), v->resume_ticks
+ * then set, while vbd_retry_handovers() makes it stale; then -EBUSY and
+ * @why, and v->resume_ticks is 0.
  */
 int vbd_reopen_image(struct vbd *v, struct vbd_why *why);
-/* Close the image (if open) and wake any device waiting to take it. */
+/*
+ * Both of the above return -EINPROGRESS while a remote store's image is
+ * opened on an opener thread: the device is made stale again when the
+ * attempt ends. With @why set, the store is away (not reached, or no
+ * answer in time): @why says so and when it is tried again, for the
+ * device's error node.
+ */
+/*
+ * Close the image (if open) and wake any device waiting to take it; an
+ * open on an opener thread is cancelled.
+ */
 void vbd_close_image(struct vbd *v);
+/* The same at shutdown: quietly, and no device waits for it. */
+void vbd_drop_image(struct vbd *v);
 /*
  * Name @v for its NBD connections' messages, which come from worker
  * threads: only while @v lends no backend.
@@ -238,9 +290,29 @@ void vbd_name_for_nbd(struct vbd *v);
 /* ---- rings on workers (vbd-rings.c) ---- */
 
 /*
+ * Lower what @v offers (v->features) until any choice within it, queues
+ * times ring pages, fits --max-ring-pages-per-disk: fewer queues first,
+ * a smaller ring only when one ring alone would not fit. A frontend that
+ * asks for more than the offer is refused (blk_xenbus_read_frontend()).
+ * Not for a device resumed connected: a restart (an upgrade, a new cap)
+ * does not take rings away from a running guest; the mapping budget
+ * still pays for them.
+ */
+void vbd_cap_rings(struct vbd *v);
+
+/*
+ * May @v connect its rings now? A frontend that connects more often than
+ * VBD_CONNECT_BURST at once and VBD_CONNECT_PER_S a second after (each
+ * connect maps, binds and logs on the main thread) waits: false, and
+ * vbd_retry_connects() looks at it again.
+ */
+bool vbd_connect_due(struct vbd *v);
+
+/*
  * Connect the frontend's rings, each on the worker with the fewest, their
- * backends lent to it. On failure -errno and @why; the rings connected
- * before it stay (v->nr_queues), for vbd_disconnect() to close.
+ * backends lent to it. On failure -errno and @why (-EDQUOT: the grant
+ * mapping budget cannot pay for a ring); the rings connected before it
+ * stay (v->nr_queues), for vbd_disconnect() to close.
  */
 int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe,
 		       struct vbd_why *why);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "blkbackd/vbd-internal.h"
+#include "libblk/poll.h" /* blk_now_ns() */
 
 struct vbd *vbd_find(struct daemon *d, unsigned int root, uint32_t domid,
 		     uint32_t devid)
@@ -43,12 +44,38 @@ struct log_disk vbd_who(const struct vbd *v)
 				  .vdev = v->vdev[0] ? v->vdev : NULL };
 }
 
-void vbd_log(const struct vbd *v, int priority, int err, const char *fmt, ...)
+/* Say that @held of @v's messages were held back, if any were. */
+static void vbd_log_held(const struct vbd *v, unsigned int held)
+{
+	const struct log_disk who = vbd_who(v);
+
+	if (held)
+		log_disk_msg(LOG_NOTICE, &who, 0,
+			     "%s: %u messages held back (more than %u at "
+			     "once, %u a second after)",
+			     v->name, held, LOG_LIMIT_BURST, LOG_LIMIT_PER_S);
+}
+
+bool vbd_log_pass(struct vbd *v, int priority, unsigned int lines)
+{
+	unsigned int held;
+
+	if (!log_wanted(priority) ||
+	    !log_limit_pass(&v->log_limit, priority, lines, blk_now_ns(),
+			    &held))
+		return false;
+	vbd_log_held(v, held);
+	return true;
+}
+
+void vbd_log(struct vbd *v, int priority, int err, const char *fmt, ...)
 {
 	const struct log_disk who = vbd_who(v);
 	char msg[1024];
 	va_list ap;
 
+	if (!vbd_log_pass(v, priority, 1))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -90,6 +117,7 @@ void vbd_free(struct vbd *v)
 		}
 	}
 	d->nr_vbds--;
+	vbd_log_held(v, log_limit_take_held(&v->log_limit));
 	blk_throttle_destroy(&v->throttle);
 	free(v);
 }

@@ -6,7 +6,6 @@
  * between workers for balance.c, and all closed at shutdown.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,9 @@ bool vbd_queue_closed(struct vbd *v, unsigned int q,
 	free(v->moved);
 	v->moved = NULL;
 	vbd_log(v, LOG_INFO, 0, "disconnected");
-	if (v->final) {
+	/* Its counters, and its stage times when they are timed. */
+	if (v->final &&
+	    vbd_log_pass(v, LOG_INFO, v->d->opts.stage_timing ? 3 : 2)) {
 		const struct log_disk who = vbd_who(v);
 
 		stats_log(&who, v->name, v->final);
@@ -87,6 +88,76 @@ static struct worker *least_loaded_worker(struct daemon *d)
 		if (worker_nr_rings(d->workers[i]) < worker_nr_rings(best))
 			best = d->workers[i];
 	return best;
+}
+
+void vbd_cap_rings(struct vbd *v)
+{
+	unsigned int cap = v->d->opts.max_ring_pages_per_disk;
+	struct blk_backend_features *f = &v->features;
+
+	while (f->max_ring_order > 0 && 1u << f->max_ring_order > cap)
+		f->max_ring_order--;
+	if (f->max_queues << f->max_ring_order > cap)
+		f->max_queues = cap >> f->max_ring_order;
+}
+
+bool vbd_connect_due(struct vbd *v)
+{
+	if (rate_take(&v->connects, VBD_CONNECT_BURST, VBD_CONNECT_PER_S, 1,
+		      blk_now_ns())) {
+		v->connect_waits = false;
+		return true;
+	}
+	if (!v->connect_waits)
+		vbd_log(v, LOG_NOTICE, 0,
+			"the frontend connects more often than %u times at "
+			"once and %u a second after: its connect waits",
+			VBD_CONNECT_BURST, VBD_CONNECT_PER_S);
+	v->connect_waits = true;
+	return false;
+}
+
+bool vbd_connects_waiting(const struct daemon *d)
+{
+	for (const struct vbd *v = d->vbds; v; v = v->next)
+		if (v->connect_waits)
+			return true;
+	return false;
+}
+
+/* Looked at again, each connects if its frontend still wants it. */
+void vbd_retry_connects(struct daemon *d)
+{
+	for (struct vbd *v = d->vbds; v; v = v->next) {
+		if (!v->connect_waits)
+			continue;
+		v->connect_waits = false;
+		v->stale = true;
+	}
+	vbd_reconcile_stale(d);
+}
+
+/* Why @q's ring could not be connected, in words for the operator. */
+static int vbd_queue_refused(struct vbd *v, const struct blk_frontend *fe,
+			     unsigned int q, int err, struct vbd_why *why)
+{
+	const struct blk_frontend_queue *fq = &fe->queue[q];
+	struct blk_budget *b = &v->d->mappings;
+
+	if (err == -EDQUOT)
+		return vbd_why(why, err,
+			       "queue %u: its %u-page ring does not fit in the "
+			       "grant mapping budget: rings already map %ld of "
+			       "its %ld pages (max-mapped-grants); raise "
+			       "max-mapped-grants, or lower max-queues or "
+			       "max-ring-pages-per-disk",
+			       q, 1u << fe->ring_order,
+			       blk_budget_ring_pages(b), b->total);
+	return vbd_why(why, err,
+		       "queue %u: cannot map ring-ref %u (%u pages) or bind "
+		       "event-channel %u: %s",
+		       q, (unsigned int)fq->ring_refs[0], 1u << fe->ring_order,
+		       (unsigned int)fq->event_channel, strerror(-err));
 }
 
 /* Connecting failed: without a ring connected, the device has none. */
@@ -143,12 +214,7 @@ int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe,
 		ret = worker_connect(w, &p);
 		if (ret < 0) {
 			blk_backend_destroy(p.backend);
-			vbd_why(why, ret,
-				"queue %u: cannot map ring-ref %" PRIu32
-				" (%u pages) or bind event-channel %" PRIu32
-				": %s",
-				q, fq->ring_refs[0], 1u << fe->ring_order,
-				fq->event_channel, strerror(-ret));
+			vbd_queue_refused(v, fe, q, ret, why);
 			return vbd_queues_failed(v, ret);
 		}
 		v->queue[q] = (struct vbd_queue){ .w = w,

@@ -174,19 +174,59 @@ static void vbd_publish_image_path(struct vbd *v)
 			v->be, strerror(-ret));
 }
 
+/*
+ * The image's store is away and the device waits for it (vbd-image.c
+ * logged why): the error node says so meanwhile, without a change of
+ * state, so that the operator finds it where a refusal would be.
+ */
+static void vbd_waits_for_store(struct vbd *v, const struct vbd_why *why)
+{
+	char path[VBD_PATH_MAX + 8];
+	char text[768];
+	int ret;
+
+	if (!why->msg[0])
+		return; /* an attempt under way, nothing new to say */
+	vbd_error_text(v, why->msg, text, sizeof(text));
+	snprintf(path, sizeof(path), "%s/error", v->be);
+	ret = xenbus_printf(v->d->xs, XBT_NULL, path, "%s", text);
+	if (ret < 0 && ret != -ENOENT)
+		vbd_log(v, LOG_ERR, -ret, "cannot publish the error: %s",
+			strerror(-ret));
+	v->store_away = true;
+}
+
+/* The image is open: an error node saying its store was away goes. */
+static void vbd_store_back(struct vbd *v)
+{
+	if (!v->store_away)
+		return;
+	v->store_away = false;
+	blk_xenbus_clear_error(v->d->xs, v->be);
+	vbd_log(v, LOG_NOTICE, 0, "the store of image %s answered",
+		v->image_path);
+}
+
 /* InitWait: the image is open and the features are published. */
 static void vbd_init_wait(struct vbd *v)
 {
 	struct vbd_why why;
 	int ret;
 
-	if (vbd_offer_image(v, &why) < 0) {
+	ret = vbd_offer_image(v, &why);
+	if (ret == -EINPROGRESS) {
+		vbd_waits_for_store(v, &why);
+		return;
+	}
+	if (ret < 0) {
 		vbd_refuse(v, why.msg);
 		return;
 	}
+	vbd_store_back(v);
 	/* A device offered again has no error left from its last failure. */
 	blk_xenbus_clear_error(v->d->xs, v->be);
 	vbd_publish_image_path(v);
+	vbd_cap_rings(v);
 	ret = blk_xenbus_init_wait(v->d->xs, v->be, &v->features);
 	if (ret < 0 && ret != -ENOENT)
 		vbd_log(v, LOG_ERR, -ret, "cannot publish InitWait: %s",
@@ -262,7 +302,7 @@ static void vbd_connect(struct vbd *v)
 	struct vbd_why why;
 	int ret;
 
-	if (v->nr_queues || !vbd_image_open(v))
+	if (v->nr_queues || !vbd_image_open(v) || !vbd_connect_due(v))
 		return;
 	ret = blk_xenbus_read_frontend(v->d->xs, v->fe, &v->features, &fe, what,
 				       sizeof(what));
@@ -352,16 +392,21 @@ static bool vbd_closed(struct vbd *v, enum xenbus_state be_state)
 
 /*
  * Have the image open to connect: true when it is. A hand-over still
- * waiting for the image's holder leaves the device offered; any other
- * failure fails it.
+ * waiting for the image's holder, or a resumed device trying its lock
+ * again, leaves the device as it is; any other failure fails it.
  */
 static bool vbd_image_ready(struct vbd *v)
 {
 	struct vbd_why why;
+	int ret = vbd_reopen_image(v, &why);
 
-	if (vbd_reopen_image(v, &why) == 0)
+	if (ret == 0) {
+		vbd_store_back(v);
 		return true;
-	if (!vbd_awaits_image(v))
+	}
+	if (ret == -EINPROGRESS)
+		vbd_waits_for_store(v, &why);
+	else if (!vbd_awaits_image(v) && !v->resume_ticks)
 		vbd_fail(v, "%s", why.msg);
 	return false;
 }
@@ -385,8 +430,11 @@ static void vbd_connect_after_hotplug(struct vbd *v)
 		free(why);
 		break;
 	case BLK_HOTPLUG_CONNECTED:
-		if (vbd_image_ready(v))
-			vbd_connect(v);
+		if (!vbd_image_ready(v))
+			break;
+		/* As offered at InitWait, by this daemon or the last. */
+		vbd_cap_rings(v);
+		vbd_connect(v);
 		break;
 	}
 }
@@ -597,8 +645,7 @@ void vbd_release_all(struct daemon *d)
 		vbd_unwatch_frontend(v);
 		host_errors_remove_disk(d->host_errors, v->cookie);
 		/* Quietly, and no device waits for it: the daemon stops. */
-		if (vbd_image_open(v))
-			blk_image_close(&v->image);
+		vbd_drop_image(v);
 		vbd_free(v);
 	}
 }

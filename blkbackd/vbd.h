@@ -37,6 +37,11 @@ void vbd_domains_released(struct daemon *d);
  * ring closed moves on (Closed, freed, or offered again).
  */
 void vbd_rings_closed(struct daemon *d);
+/*
+ * Opens of remote images ended (d->opener's fd was readable): each device
+ * moves on with its image, or says why its store is away. Main thread.
+ */
+void vbd_opens_done(struct daemon *d);
 /* A worker found the ring with @cookie broken by its guest. */
 void vbd_ring_broken(struct daemon *d, uint64_t cookie);
 /*
@@ -60,8 +65,9 @@ void vbd_check_images(struct daemon *d);
 #define VBD_IMAGE_CHECK_MS 5000
 /*
  * A migration between hosts: does a device wait for an image that the
- * same VM's disk on another host holds? vbd_retry_handovers() looks at
- * each such device again (it takes the image once its holder let it go).
+ * same VM's disk on another host holds, or a resumed device for its
+ * image's lock? vbd_retry_handovers() looks at each such device again (it
+ * takes the image once its holder let it go).
  * Main thread; the main loop calls it every VBD_HANDOVER_RETRY_MS while
  * vbd_awaiting_remote() says so (a device that has waited 10 s is looked
  * at less often).
@@ -69,6 +75,18 @@ void vbd_check_images(struct daemon *d);
 bool vbd_awaiting_remote(const struct daemon *d);
 void vbd_retry_handovers(struct daemon *d);
 #define VBD_HANDOVER_RETRY_MS 200
+
+/*
+ * A frontend that connects too often (a guest flapping its state) waits
+ * for its next connect; vbd_retry_connects() looks at such devices again.
+ * Main thread; the main loop calls it every VBD_CONNECT_RETRY_MS while
+ * vbd_connects_waiting() says so.
+ */
+#define VBD_CONNECT_BURST 20u
+#define VBD_CONNECT_PER_S 2u
+#define VBD_CONNECT_RETRY_MS 250
+bool vbd_connects_waiting(const struct daemon *d);
+void vbd_retry_connects(struct daemon *d);
 
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);

@@ -44,7 +44,6 @@
 	X(nbd_create) \
 	X(nbd_close) \
 	X(nbd_set_uri_allow_local_file) \
-	X(nbd_connect_uri) \
 	X(nbd_aio_connect_uri) \
 	X(nbd_aio_is_ready) \
 	X(nbd_aio_is_dead) \
@@ -124,6 +123,8 @@ _Static_assert(NR_WATCH <= BLK_BACKEND_MAX_WATCH, "the engine's watches");
 #define RETRY_MAX_MS 5000u
 /* An attempt still connecting after this long is dropped and retried. */
 #define ATTEMPT_MAX_MS 5000u
+/* blk_nbd_connect() gives up after this long: an open's attempt. */
+#define CONNECT_MAX_MS ATTEMPT_MAX_MS
 
 enum link_state {
 	LINK_UP, /* nb->h serves */
@@ -216,6 +217,61 @@ static void read_export(struct nbd_handle *h, struct blk_nbd_export *exp)
 	exp->multi_conn = lib.nbd_can_multi_conn(h) == 1;
 }
 
+/*
+ * libnbd's synchronous connect waits for ever on a server that accepts
+ * and never answers; this one gives up after @max_ms (-ETIMEDOUT). It
+ * drives libnbd's asynchronous connect with poll(2) on the caller's
+ * thread. A host name is still looked up synchronously, by libnbd.
+ */
+static int connect_within(struct nbd_handle *h, const char *uri,
+			  unsigned int max_ms, char *why, size_t why_len)
+{
+	uint64_t end_ns = blk_now_ns() + (uint64_t)max_ms * 1000000u;
+
+	if (lib.nbd_aio_connect_uri(h, uri) < 0)
+		goto failed;
+	while (lib.nbd_aio_is_ready(h) != 1) {
+		uint64_t now = blk_now_ns();
+		struct pollfd p = { .fd = -1 };
+		unsigned int dir;
+		int n;
+
+		/* Before anything else asks libnbd: its error is the reason. */
+		if (lib.nbd_aio_is_dead(h) == 1 ||
+		    lib.nbd_aio_is_closed(h) == 1)
+			goto failed;
+		dir = lib.nbd_aio_get_direction(h);
+		p.fd = lib.nbd_aio_get_fd(h);
+		if (now >= end_ns) {
+			snprintf(why, why_len,
+				 "the server did not complete the NBD "
+				 "handshake within %u s",
+				 max_ms / 1000);
+			return -ETIMEDOUT;
+		}
+		if (dir & LIBNBD_AIO_DIRECTION_READ)
+			p.events |= POLLIN;
+		if (dir & LIBNBD_AIO_DIRECTION_WRITE)
+			p.events |= POLLOUT;
+		n = poll(&p, 1, (int)((end_ns - now + 999999) / 1000000));
+		if (n < 0 && errno != EINTR) {
+			snprintf(why, why_len, "poll: %s", strerror(errno));
+			return -errno;
+		}
+		if (n <= 0)
+			continue;
+		if (p.revents & (POLLIN | POLLHUP | POLLERR))
+			lib.nbd_aio_notify_read(h);
+		else if (p.revents & POLLOUT)
+			lib.nbd_aio_notify_write(h);
+	}
+	return 0;
+failed:
+	snprintf(why, why_len, "%s", lib.nbd_get_error());
+	/* A handshake the server cut short leaves libnbd no errno. */
+	return lib.nbd_get_errno() ? nbd_err() : -ECONNRESET;
+}
+
 int blk_nbd_connect(const char *uri, bool readonly, struct nbd_handle **out,
 		    struct blk_nbd_export *exp, char *why, size_t why_len)
 {
@@ -231,9 +287,8 @@ int blk_nbd_connect(const char *uri, bool readonly, struct nbd_handle **out,
 	}
 	/* A guest's disk line must not make us read local key files. */
 	lib.nbd_set_uri_allow_local_file(h, false);
-	if (lib.nbd_connect_uri(h, uri) < 0) {
-		ret = nbd_err();
-		snprintf(why, why_len, "%s", lib.nbd_get_error());
+	ret = connect_within(h, uri, CONNECT_MAX_MS, why, why_len);
+	if (ret < 0) {
 		lib.nbd_close(h);
 		return ret;
 	}

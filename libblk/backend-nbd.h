@@ -3,11 +3,12 @@
  * Images on an NBD server, through libnbd: `nbd://HOST[:PORT]/EXPORT`,
  * `nbd+unix:///EXPORT?socket=PATH` and the other URIs libnbd knows.
  *
- * blk_nbd_connect() blocks while it connects and negotiates, so it runs
- * on the daemon's main thread, never on a worker. libnbd itself is loaded
- * then, the first time (libblk/dynlib.h). The backend then moves
- * the handle's traffic through the worker's io_uring with libnbd's
- * asynchronous API: no thread of its own, none per request. One handle
+ * blk_nbd_connect() blocks while it connects and negotiates, at most
+ * 5 s, so it runs on the daemon's opener threads (blkbackd/opener.h), or
+ * on its main thread for a multi-conn disk's further queues, never on a
+ * worker. libnbd itself is loaded then, the first time (libblk/dynlib.h). The
+ * backend then moves the handle's traffic through the worker's io_uring with
+ * libnbd's asynchronous API: no thread of its own, none per request. One handle
  * serves one ring; a disk gets a connection per queue only when the
  * server says that is safe (multi-conn), otherwise one queue.
  *
@@ -105,8 +106,9 @@ bool blk_nbd_is_uri(const char *target);
 
 /*
  * Connect to @uri and read what it exports. -errno on failure, with libnbd's
- * explanation in @why. A read-only export refuses a writable connection
- * (-EROFS).
+ * explanation in @why; -ETIMEDOUT when the server has not completed the
+ * handshake within 5 s (one that accepts and never answers). A read-only
+ * export refuses a writable connection (-EROFS). Any thread.
  */
 int blk_nbd_connect(const char *uri, bool readonly, struct nbd_handle **out,
 		    struct blk_nbd_export *exp, char *why, size_t why_len);

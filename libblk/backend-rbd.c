@@ -56,6 +56,7 @@
 	X(rbd_lock_release) \
 	X(rbd_metadata_get) \
 	X(rbd_metadata_set) \
+	X(rbd_metadata_remove) \
 	X(rbd_aio_create_completion) \
 	X(rbd_aio_get_return_value) \
 	X(rbd_aio_release) \
@@ -108,6 +109,7 @@ struct blk_rbd {
 	rados_ioctx_t ioctx;
 	rbd_image_t image;
 	bool locked; /* the exclusive lock is ours */
+	bool named; /* our owner record is in the image's metadata */
 };
 
 /* ---- opening ---- */
@@ -243,8 +245,8 @@ static int lock_image(struct blk_rbd *r, struct blk_rbd_owner *o, char *why,
 		return ret;
 	}
 	r->locked = true;
-	if (o->self && o->self[0])
-		lib.rbd_metadata_set(r->image, OWNER_KEY, o->self);
+	r->named = o->self && o->self[0] &&
+		   lib.rbd_metadata_set(r->image, OWNER_KEY, o->self) == 0;
 	return 0;
 }
 
@@ -308,6 +310,11 @@ int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
 	return 0;
 }
 
+bool blk_rbd_single_writer(const struct blk_rbd *r)
+{
+	return r->locked;
+}
+
 int blk_rbd_size(struct blk_rbd *r, uint64_t *size)
 {
 	return lib.rbd_get_size(r->image, size);
@@ -317,6 +324,9 @@ void blk_rbd_close(struct blk_rbd *r)
 {
 	if (!r)
 		return;
+	/* Under the lock still: the record goes with its holder. */
+	if (r->named)
+		lib.rbd_metadata_remove(r->image, OWNER_KEY);
 	if (r->locked)
 		lib.rbd_lock_release(r->image);
 	if (r->image)

@@ -13,7 +13,10 @@
  * A writable image with the exclusive-lock feature is locked for the whole
  * time it is open, so a second writer (another host's daemon, another
  * disk) is refused instead of taking turns with it; the holder names its
- * owner in the image's metadata (struct blk_rbd_owner). A snapshot is
+ * owner in the image's metadata (struct blk_rbd_owner) and removes the
+ * name when it closes the image. A writable image without the feature
+ * has no such protection: blk_rbd_single_writer() says so, for the
+ * caller to refuse it. A snapshot is
  * read-only. When the cluster cannot be reached, requests wait inside
  * librbd and complete once it is back (Ceph's own behaviour).
  */
@@ -39,7 +42,9 @@ bool blk_rbd_is_target(const char *target);
  * needs it: the receiving host's daemon, which has no device of the VM
  * that holds the lock, learns from it that the holder is the same VM's
  * disk on the sending host (docs/migration.md). A name is a claim by a
- * client of the cluster, trusted as the cluster's clients are.
+ * client of the cluster, trusted as the cluster's clients are, and only
+ * advisory: it is read only when the lock is held, so a name left by a
+ * client that died keeps no one out.
  */
 struct blk_rbd_owner {
 	const char *self;
@@ -55,6 +60,12 @@ struct blk_rbd_owner {
 int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
 		 struct blk_rbd **out, uint64_t *size_out, char *why,
 		 size_t why_len);
+/*
+ * Whether @r is opened writable with its exclusive lock held, so that no
+ * other client can write it: false for a writable image without the
+ * exclusive-lock feature (and for a read-only one, which needs none).
+ */
+bool blk_rbd_single_writer(const struct blk_rbd *r);
 /* The image's size now (it follows `rbd resize`). */
 int blk_rbd_size(struct blk_rbd *r, uint64_t *size);
 /* After every backend on @r has been destroyed. */

@@ -134,8 +134,8 @@ static void free_ios(struct blk_conn *c)
 
 /*
  * What a ring moving between engines keeps (BLK_DISCONNECT_MOVE): its
- * mappings, made through the grant handle the engines share, and what
- * says which ring they are.
+ * mappings, made through the grant handle the engines share, what they
+ * were paid from, and what says which ring they are.
  */
 struct blk_handover {
 	xengnttab_handle *xgt;
@@ -143,6 +143,7 @@ struct blk_handover {
 	uint32_t ring_ref; /* its first page's grant */
 	unsigned int nr_ring_pages;
 	void *sring;
+	struct blk_budget *ring_budget; /* as struct blk_conn's */
 	bool has_pgrants;
 	struct blk_pgrant_cache pgrants;
 };
@@ -154,6 +155,8 @@ void blk_handover_release(struct blk_handover *h)
 	if (h->has_pgrants)
 		blk_pgrant_destroy(&h->pgrants);
 	xengnttab_unmap(h->xgt, h->sring, h->nr_ring_pages);
+	if (h->ring_budget)
+		blk_budget_give_ring(h->ring_budget, h->nr_ring_pages);
 	free(h);
 }
 
@@ -182,7 +185,9 @@ static bool take_handover(struct blk_engine *e, struct blk_conn *c,
 		blk_handover_release(h);
 		return false;
 	}
+	/* Paid for already: the payment comes along, not a second one. */
 	c->sring = h->sring;
+	c->ring_budget = h->ring_budget;
 	if (h->has_pgrants && c->persistent) {
 		c->pgrants = h->pgrants;
 		blk_pgrant_set_fixed(&c->pgrants, &e->fixed);
@@ -205,20 +210,50 @@ static struct blk_handover *give_handover(struct blk_conn *c)
 		.ring_ref = c->ring_ref,
 		.nr_ring_pages = c->nr_ring_pages,
 		.sring = c->sring,
+		.ring_budget = c->ring_budget,
 		.has_pgrants = c->pgrants.entries != NULL,
 		.pgrants = c->pgrants,
 	};
 	/* Registered in this engine's ring, which it leaves. */
 	blk_pgrant_set_fixed(&h->pgrants, NULL);
 	c->sring = NULL;
+	c->ring_budget = NULL;
 	c->pgrants = (struct blk_pgrant_cache){ 0 };
 	return h;
+}
+
+/*
+ * The ring's pages are grant mappings like persistent grants' and draw
+ * on the same budget; -EDQUOT when rings would take more than all of it
+ * (what persistent grants would give back cannot help then).
+ */
+static int pay_for_ring(struct blk_engine *e, struct blk_conn *c)
+{
+	struct blk_budget *b = e->mem.grant_budget;
+
+	if (!b)
+		return 0;
+	if (!blk_budget_take_ring(b, c->nr_ring_pages))
+		return -EDQUOT;
+	c->ring_budget = b;
+	return 0;
+}
+
+static void unmap_ring(struct blk_engine *e, struct blk_conn *c)
+{
+	if (c->sring)
+		xengnttab_unmap(e->xgt, c->sring, c->nr_ring_pages);
+	c->sring = NULL;
+	if (c->ring_budget)
+		blk_budget_give_ring(c->ring_budget, c->nr_ring_pages);
+	c->ring_budget = NULL;
 }
 
 static int map_ring(struct blk_engine *e, struct blk_conn *c,
 		    const struct blk_conn_params *p)
 {
 	uint32_t refs[BLK_MAX_RING_PAGES];
+	int ret;
 
 	if (p->ring_order > BLK_MAX_RING_ORDER) {
 		blk_handover_release(p->handover);
@@ -228,13 +263,19 @@ static int map_ring(struct blk_engine *e, struct blk_conn *c,
 	c->ring_ref = p->ring_refs[0];
 	if (take_handover(e, c, p))
 		return 0;
+	ret = pay_for_ring(e, c);
+	if (ret < 0)
+		return ret;
 	memcpy(refs, p->ring_refs, c->nr_ring_pages * sizeof(refs[0]));
 	/* All pages at once, virtually contiguous, or nothing. */
 	c->sring = xengnttab_map_domain_grant_refs(e->xgt, c->nr_ring_pages,
 						   p->domid, refs,
 						   PROT_READ | PROT_WRITE);
-	if (!c->sring)
-		return errno ? -errno : -EINVAL;
+	if (!c->sring) {
+		ret = errno ? -errno : -EINVAL;
+		unmap_ring(e, c);
+		return ret;
+	}
 	return 0;
 }
 
@@ -350,8 +391,7 @@ void conn_destroy(struct blk_conn *c, struct blk_handover **kept)
 	free_ios(c);
 	if (c->port)
 		xenevtchn_unbind(e->evtchn.xce, c->port);
-	if (c->sring)
-		xengnttab_unmap(e->xgt, c->sring, c->nr_ring_pages);
+	unmap_ring(e, c);
 	free(c);
 }
 

@@ -121,6 +121,8 @@ struct blk_conn {
 	struct blk_ring ring;
 	void *sring;
 	unsigned int nr_ring_pages;
+	/* Paid nr_ring_pages for the mapping (budget.h); NULL: nothing. */
+	struct blk_budget *ring_budget;
 	uint32_t ring_ref; /* its first page's grant */
 	uint32_t domid;
 	evtchn_port_t port;

@@ -184,7 +184,10 @@ struct blk_memory_limits {
 	unsigned int max_pgrants; /* persistent grants mapped per ring */
 	unsigned int max_bounce_pages; /* bounce pages per ring */
 	struct blk_budget *budget; /* bounce pages; NULL: no host-wide budget */
-	/* Persistent grant mappings of all rings; NULL: no host-wide budget. */
+	/*
+	 * Grant mappings of all rings, their own pages (paid first) and their
+	 * persistent grants; NULL: no host-wide budget.
+	 */
 	struct blk_budget *grant_budget;
 };
 
@@ -192,10 +195,10 @@ struct blk_memory_limits {
 #define BLK_DEFAULT_MAX_PGRANTS 1056u
 #define BLK_DEFAULT_MAX_BOUNCE_PAGES 1024u
 /*
- * Persistent grants of all rings together: half of the 262,144 mappings
- * dom0's maptrack holds by default (Xen's gnttab_max_maptrack_frames,
- * 1024 pages of 256), leaving the rest to ring pages, the kernel's own
- * backends and other mappers.
+ * Grant mappings of all rings together, ring pages and persistent
+ * grants: half of the 262,144 mappings dom0's maptrack holds by default
+ * (Xen's gnttab_max_maptrack_frames, 1024 pages of 256), leaving the rest
+ * to the kernel's own backends and other mappers.
  */
 #define BLK_DEFAULT_MAX_MAPPED_GRANTS 131072u
 

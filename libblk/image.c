@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -42,8 +41,6 @@ static int open_image_fd(const char *path, bool readonly,
 	return fd < 0 ? -errno : fd;
 }
 
-#define LOCK_RETRY_MS 20
-
 /*
  * QEMU locks an image through single bytes (its block/file-posix.c):
  * a read lock on byte 100 + bit for each permission it uses and on byte
@@ -72,31 +69,95 @@ static int ofd_lock(int fd, short type, off_t start, off_t len)
 /*
  * blkbackd's own lock: the whole file but QEMU's bytes, so that QEMU's
  * locking does not see it (see blk_image_lock_like_qemu()), while every
- * other blkbackd device and every whole-file locker does.
+ * other blkbackd device and every whole-file locker does. OFD locks: never
+ * inherited by forks, released on the last close. One attempt, never a
+ * wait (F_OFD_SETLK): -EBUSY when another holds a conflicting lock, and
+ * then nothing is left taken, so that the holder is found alone.
  */
-static int lock_own_range(int fd, bool readonly)
+static int lock_image(int fd, bool readonly)
 {
 	short type = readonly ? F_RDLCK : F_WRLCK;
 	int ret = ofd_lock(fd, type, 0, QEMU_LOCK_USES);
 
-	return ret ? ret : ofd_lock(fd, type, QEMU_LOCK_END, 0);
+	if (!ret) {
+		ret = ofd_lock(fd, type, QEMU_LOCK_END, 0);
+		if (ret)
+			ofd_lock(fd, F_UNLCK, 0, QEMU_LOCK_USES);
+	}
+	return ret == -EAGAIN || ret == -EACCES ? -EBUSY : ret;
 }
 
-/* OFD locks: never inherited by forks, released on the last close. */
-static int lock_image(int fd, bool readonly, unsigned int wait_ms)
+/* The first lock of another that keeps @type on [@start, +@len) out. */
+static bool ofd_conflict(int fd, short type, off_t start, off_t len,
+			 struct flock *fl)
 {
-	const struct timespec pause = { .tv_nsec = LOCK_RETRY_MS * 1000000L };
-	int ret;
+	*fl = (struct flock){
+		.l_type = type,
+		.l_whence = SEEK_SET,
+		.l_start = start,
+		.l_len = len,
+	};
+	return fcntl(fd, F_OFD_GETLK, fl) == 0 && fl->l_type != F_UNLCK;
+}
 
-	for (;;) {
-		ret = lock_own_range(fd, readonly);
-		if (ret != -EAGAIN && ret != -EACCES)
-			return ret;
-		if (wait_ms < LOCK_RETRY_MS)
-			return -EBUSY;
-		wait_ms -= LOCK_RETRY_MS;
-		nanosleep(&pause, NULL);
+/* The end of what the operator is told about a busy image. */
+static const char *lock_advice(const struct stat *st)
+{
+	return st->st_mode & S_IROTH ? "; the image is readable by every local "
+				       "user, any of whom can lock it: chmod "
+				       "o-r it (docs/security.md)"
+				     : "";
+}
+
+/*
+ * @img is busy: say who holds it. A POSIX lock (fcntl(F_SETLK), lockf())
+ * names its process by its pid, and is never a blkbackd disk's: the owner
+ * record is not read then, and the holder is named. An OFD lock names no
+ * pid (another blkbackd, QEMU, or a lock held from another host on a
+ * shared filesystem): the operator is told how to find its holder, and
+ * holder_remote lets the owner record say whether it is a migration's
+ * other end (read_holder()).
+ */
+static void describe_holder(struct blk_image *img)
+{
+	short type = img->readonly ? F_RDLCK : F_WRLCK;
+	char comm[32] = "", path[64];
+	const char *advice;
+	struct stat st;
+	struct flock fl;
+	FILE *f;
+
+	if (fstat(img->fd, &st) < 0)
+		return;
+	if (!ofd_conflict(img->fd, type, 0, QEMU_LOCK_USES, &fl) &&
+	    !ofd_conflict(img->fd, type, QEMU_LOCK_END, 0, &fl))
+		fl.l_pid = -1;
+	advice = lock_advice(&st);
+	if (fl.l_pid <= 0) {
+		img->holder_remote = true;
+		snprintf(img->detail, sizeof(img->detail),
+			 "another device or program holds it %s, by a lock "
+			 "that names no pid (grep -l %02x:%02x:%lu "
+			 "/proc/*/fdinfo/* finds it here; else another host "
+			 "holds it); detach it there, or give every user "
+			 "access=ro%s",
+			 fl.l_type == F_RDLCK ? "open" : "writable",
+			 major(st.st_dev), minor(st.st_dev),
+			 (unsigned long)st.st_ino, advice);
+		return;
 	}
+	img->holder_pid = fl.l_pid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)fl.l_pid);
+	f = fopen(path, "re");
+	if (f && fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	snprintf(img->detail, sizeof(img->detail),
+		 "process %d (%s) holds a %s lock on it; stop it, or give "
+		 "every user access=ro%s",
+		 (int)fl.l_pid, comm[0] ? comm : "gone since",
+		 fl.l_type == F_WRLCK ? "write" : "read", advice);
 }
 
 /* Whether another open file holds a lock on byte @off. */
@@ -233,13 +294,22 @@ static int size_rbd(struct blk_image *img)
  * receiving host of a migration finds the name where it finds the lock.
  * Best effort: a filesystem without user attributes names no one, and
  * the other host then refuses the disk as it would without the name.
+ *
+ * The record is advisory: it is written under the lock, removed before
+ * the lock goes (blk_image_close()), and read only when a lock that names
+ * no pid keeps the image busy, as another host's would (describe_holder()),
+ * to tell a migration's receiving end that it may wait. It grants nothing: a
+ * record left by a daemon that died, or copied with the image, is
+ * overwritten by the next writer that takes the lock, and never keeps
+ * anyone out alone.
  */
 #define OWNER_XATTR "user.blkbackd.owner"
 
-static void name_owner(int fd, const char *owner)
+static void name_owner(struct blk_image *img, const char *owner)
 {
-	if (owner && owner[0])
-		fsetxattr(fd, OWNER_XATTR, owner, strlen(owner), 0);
+	img->owner_named =
+		owner && owner[0] &&
+		fsetxattr(img->fd, OWNER_XATTR, owner, strlen(owner), 0) == 0;
 }
 
 static void read_holder(struct blk_image *img)
@@ -359,8 +429,7 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 }
 
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
-		   enum blk_cache_mode cache, unsigned int lock_wait_ms,
-		   const char *owner)
+		   enum blk_cache_mode cache, const char *owner)
 {
 	struct stat st;
 	int ret;
@@ -387,20 +456,24 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 	img->fd = ret;
 	img->blockdev = S_ISBLK(st.st_mode);
 
-	ret = lock_image(img->fd, readonly, lock_wait_ms);
+	ret = lock_image(img->fd, readonly);
 	if (ret == 0)
 		ret = blk_image_refresh_size(img);
-	if (ret == -EBUSY && !img->blockdev) {
+	if (ret == -EBUSY) {
 		/* Described all the same, and who holds it. */
 		blk_image_refresh_size(img);
-		read_holder(img);
+		describe_holder(img);
+		/* A record is believed only where a lock can be remote. */
+		if (img->holder_remote && !img->blockdev)
+			read_holder(img);
 	}
 	if (ret < 0) {
 		blk_image_close(img);
 		return ret;
 	}
 	if (!readonly && !img->blockdev)
-		name_owner(img->fd, owner);
+		name_owner(img, owner);
+	img->world_readable = fstat(img->fd, &st) == 0 && st.st_mode & S_IROTH;
 	return 0;
 }
 
@@ -414,6 +487,10 @@ void blk_image_set_nbd_reconnect(struct blk_image *img, unsigned int timeout_ms,
 
 void blk_image_close(struct blk_image *img)
 {
+	/* Still under its lock: no other writer named itself meanwhile. */
+	if (img->owner_named)
+		fremovexattr(img->fd, OWNER_XATTR);
+	img->owner_named = false;
 	if (img->fd >= 0)
 		close(img->fd);
 	img->fd = -1;

@@ -40,14 +40,25 @@ struct blk_image {
 	struct blk_nbd_link nbd_link; /* its connections' reconnection */
 	struct blk_rbd *rbd; /* an RBD image, shared by its rings */
 	bool null; /* the null image: no file, no I/O */
-	char detail[256]; /* why an open failed, beyond its errno */
+	char detail[320]; /* why an open failed, beyond its errno */
 	/*
 	 * After -EBUSY for an RBD image or an image file: the owner its
 	 * lock's holder named (struct blk_rbd_owner; a file's in its
-	 * user.blkbackd.owner attribute), "" when none; the fields above
-	 * then describe the image as it would have been opened.
+	 * user.blkbackd.owner attribute, read only when holder_remote),
+	 * "" when none; the fields above then describe the image as it
+	 * would have been opened.
 	 */
 	char holder[128];
+	/*
+	 * After -EBUSY for a file: the pid of the process whose POSIX lock
+	 * keeps it busy (0: none named), or holder_remote when the lock
+	 * names no pid (an OFD lock: another blkbackd, here or on another
+	 * host sharing the filesystem, or QEMU). img->detail says which.
+	 */
+	int holder_pid;
+	bool holder_remote;
+	bool owner_named; /* our user.blkbackd.owner is on the file */
+	bool world_readable; /* any local user can read, and lock, the file */
 };
 
 /*
@@ -55,17 +66,20 @@ struct blk_image {
  * when the filesystem supports it; img->direct says whether it was. The
  * image is locked (shared for read-only, exclusive otherwise) against other
  * users that honour open file description locks, so two writable devices
- * cannot share one image. The lock is held until the last reference to the
- * open file goes, which includes I/O a dead process left in flight: a
- * restarted daemon waits up to @lock_wait_ms for that I/O to land before
- * it writes the same blocks again. Returns 0 or -errno: -EBUSY when the
- * lock is held elsewhere, -EINVAL for something that is neither a regular
- * file nor a block device. An NBD URI or an RBD target is connected to
- * instead (blocking: not on a worker); @cache and the file lock do not
- * apply, and on failure img->detail says what went wrong. @owner names
- * the opener (the VM whose disk it is, or NULL) to whoever finds a
- * writable RBD image's or image file's lock taken by it: img->holder,
- * there (a file's name is an extended attribute, set when it can be).
+ * cannot share one image. The lock is tried once, never waited for: a
+ * lock held elsewhere is -EBUSY at once, and img->detail names its holder
+ * (a process of this host by its pid when it can, or another host) and
+ * the fix. The lock is held until the last reference to the open file
+ * goes, which includes I/O a dead process left in flight: a restarted
+ * daemon tries again later (vbd-image.c), never here. Returns 0 or
+ * -errno: -EBUSY when the lock is held elsewhere, -EINVAL for something
+ * that is neither a regular file nor a block device. An NBD URI or an RBD
+ * target is connected to instead (blocking: not on a worker); @cache and
+ * the file lock do not apply, and on failure img->detail says what went
+ * wrong. @owner names the opener (the VM whose disk it is, or NULL) to
+ * whoever finds a writable RBD image's or image file's lock taken by it
+ * from another host: img->holder, there (a file's name is an extended
+ * attribute, set when it can be, and removed when the image is closed).
  *
  * QEMU is not locked out of a file here: the lock leaves out the bytes
  * QEMU's own locking uses, because an HVM guest's emulated disk (QEMU in
@@ -74,8 +88,7 @@ struct blk_image {
  * from the moment the PV driver connects.
  */
 int blk_image_open(struct blk_image *img, const char *path, bool readonly,
-		   enum blk_cache_mode cache, unsigned int lock_wait_ms,
-		   const char *owner);
+		   enum blk_cache_mode cache, const char *owner);
 
 /*
  * Take QEMU's lock bytes as a QEMU drive of the same access would: reading,
@@ -109,6 +122,7 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out);
 void blk_image_set_nbd_reconnect(struct blk_image *img, unsigned int timeout_ms,
 				 blk_nbd_log_fn *log, void *log_arg);
 
+/* Close @img, removing the owner it named on an image file. */
 void blk_image_close(struct blk_image *img);
 
 #endif /* LIBBLK_IMAGE_H */

@@ -322,7 +322,9 @@ restart_daemon() {
 
 # stall_probe_start: probe the daemon's control socket every 50 ms for as
 # long as the test's attack lasts (tests/stall-probe.py); stall_probe_stop
-# MAX_MS then fails the test if any probe waited longer than MAX_MS, or got
+# MAX_MS then fails the test if any probe waited longer than MAX_MS (scaled
+# for an instrumented daemon by stall_bound(), plus the host's scheduling
+# delay the probe saw meanwhile), or got
 # no answer. STALL_WORST_MS holds the worst wait, for the test's note.
 stall_probe_start() {
 	rm -f "$WORK/stall.out"
@@ -332,7 +334,22 @@ stall_probe_start() {
 	track_pid $STALL_PID
 }
 
+# An instrumented daemon is slower at everything: under AddressSanitizer
+# (CI runs the whole suite so) a bound is 5 times MAX_MS, under valgrind
+# 20 times. What the probe is for, a main loop that waits on a store or a
+# client, stalls for seconds, and is still caught.
+stall_bound() { # MAX_MS
+	if [ -n "${VALGRIND_PREFIX:-}" ]; then
+		echo $(($1 * 20))
+	elif ldd "$BLKBACKD" 2>/dev/null | grep -q libasan; then
+		echo $(($1 * 5))
+	else
+		echo "$1"
+	fi
+}
+
 stall_probe_stop() {
+	sp_max=$(stall_bound "$1")
 	kill -TERM "$STALL_PID" 2>/dev/null
 	# Not only wait: from a subshell the probe is not a child to wait for.
 	wait "$STALL_PID" 2>/dev/null
@@ -344,9 +361,14 @@ stall_probe_stop() {
 	[ "$sp_probes" -gt 0 ] || fail "the stall probe made no probe"
 	[ "$sp_failed" -eq 0 ] ||
 		fail "$sp_failed of $sp_probes control requests got no answer"
-	[ "$STALL_WORST_MS" -le "$1" ] ||
+	# What the host's load alone made any thread wait is not the
+	# daemon's stall (tests/stall-probe.py).
+	sp_noise=$(sed -n 's/.*noise_ms=\([0-9]*\).*/\1/p' "$WORK/stall.out")
+	sp_max=$((sp_max + ${sp_noise:-0}))
+	[ "$STALL_WORST_MS" -le "$sp_max" ] ||
 		fail "the main loop left a control client waiting" \
-			"$STALL_WORST_MS ms (at most $1)"
+			"$STALL_WORST_MS ms (at most $sp_max, of which" \
+			"${sp_noise:-0} ms the host's own scheduling delay)"
 }
 
 # ---- xenstore ----

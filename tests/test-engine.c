@@ -812,6 +812,71 @@ static void test_move_keeps_mappings(struct blk_engine *own)
 }
 
 /*
+ * Ring pages are paid from the grant mapping budget: with 3 pages, one
+ * 2-page ring fits and a second is refused (-EDQUOT), nothing mapped for
+ * it. Moved to another engine, the ring brings its payment along (the
+ * budget is not charged twice), and closed there, or its kept mappings
+ * released, it pays back.
+ */
+static void test_ring_pages_paid(void)
+{
+	xengnttab_handle *xgt = blk_grants_open();
+	struct blk_budget budget;
+	struct blk_memory_limits mem = {
+		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
+		.max_bounce_pages = BLK_DEFAULT_MAX_BOUNCE_PAGES,
+		.grant_budget = &budget,
+	};
+	struct blk_conn_params p = { .ring_order = 1 };
+	struct blk_engine *a, *b;
+	struct blk_conn *conn = NULL;
+	struct guest g, late;
+
+	REQUIRE(xgt != NULL);
+	blk_budget_init(&budget, 3);
+	REQUIRE_EQ(blk_engine_create(&a, xgt, &ops, NULL), 0);
+	REQUIRE_EQ(blk_engine_create(&b, xgt, &ops, NULL), 0);
+	blk_engine_set_memory(a, &mem);
+	blk_engine_set_memory(b, &mem);
+
+	guest_make(&g, 91, 1);
+	guest_connect(a, &g, false, NULL);
+	CHECK_EQ(blk_budget_ring_pages(&budget), 2);
+	guest_make(&late, 92, 1);
+	p.domid = late.domid;
+	p.remote_port = (uint32_t)late.port;
+	p.backend = late.backend;
+	memcpy(p.ring_refs, late.ring_refs, sizeof(p.ring_refs));
+	CHECK_EQ(blk_engine_connect(a, &p, &conn), -EDQUOT);
+	CHECK_EQ(mapped_grants(&late), 0);
+	CHECK_EQ(blk_budget_ring_pages(&budget), 2);
+
+	guest_disconnect(a, &g, BLK_DISCONNECT_MOVE);
+	REQUIRE(g.kept != NULL);
+	CHECK_EQ(blk_budget_ring_pages(&budget), 2);
+	guest_connect(b, &g, false, g.kept);
+	CHECK_EQ(blk_budget_ring_pages(&budget), 2);
+	CHECK_EQ(mapped_grants(&g), 2);
+	guest_disconnect(b, &g, BLK_DISCONNECT_CLOSE);
+	CHECK_EQ(blk_budget_ring_pages(&budget), 0);
+	CHECK_EQ(atomic_load(&budget.left), 3);
+
+	guest_connect(a, &g, false, NULL);
+	guest_disconnect(a, &g, BLK_DISCONNECT_MOVE);
+	REQUIRE(g.kept != NULL);
+	blk_handover_release(g.kept);
+	CHECK_EQ(blk_budget_ring_pages(&budget), 0);
+	CHECK_EQ(atomic_load(&budget.left), 3);
+	guest_stop(a, &g);
+	late.closed = true;
+	guest_stop(a, &late);
+
+	blk_engine_destroy(a);
+	blk_engine_destroy(b);
+	blk_grants_close(xgt);
+}
+
+/*
  * A guest publishes more requests than its ring holds: the engine calls
  * conn_broken() for it and serves the other ring in the same pass; the
  * broken ring is never answered, and once disconnected the other ring
@@ -1077,6 +1142,7 @@ int main(void)
 	test_broken_ring_alone_is_dropped(e);
 	test_disconnect_sets_parked_aside(e);
 	test_move_keeps_mappings(e);
+	test_ring_pages_paid();
 	test_connect_refuses_ungranted_ring(e);
 	test_resize_applies_to_new_requests(e);
 	test_host_error_once_per_io(e);

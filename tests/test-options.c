@@ -75,6 +75,7 @@ static void check_options(const struct options *got, const struct options *want)
 	CHECK_EQ(got->max_indirect_segments, want->max_indirect_segments);
 	CHECK_EQ(got->max_ring_order, want->max_ring_order);
 	CHECK_EQ(got->max_queues, want->max_queues);
+	CHECK_EQ(got->max_ring_pages_per_disk, want->max_ring_pages_per_disk);
 	CHECK_EQ(got->persistent, want->persistent);
 	CHECK_EQ(got->poll_us, want->poll_us);
 	CHECK_EQ(got->stage_timing, want->stage_timing);
@@ -107,6 +108,7 @@ static void test_defaults(void)
 		.stage_timing = false,
 		.max_pgrants = BLK_DEFAULT_MAX_PGRANTS,
 		.max_mapped_grants = BLK_DEFAULT_MAX_MAPPED_GRANTS,
+		.max_ring_pages_per_disk = DEFAULT_RING_PAGES_PER_DISK,
 		.ring_buffer_mib = BLK_DEFAULT_MAX_BOUNCE_PAGES /
 				   (1048576 / BLKIF_PAGE_SIZE),
 		.buffer_mib = 256,
@@ -140,6 +142,7 @@ static const char good_conf[] =
 	"max-indirect-segments = 0\n"
 	"max-ring-page-order = 2\n"
 	"max-queues = 5 ; inline\n"
+	"max-ring-pages-per-disk = 64\n"
 	"persistent-grants = no\n"
 	"poll-us = 0\n"
 	"stage-timing = yes\n"
@@ -168,6 +171,7 @@ static void test_good_file(void)
 		.stage_timing = true,
 		.max_pgrants = 16,
 		.max_mapped_grants = 1000,
+		.max_ring_pages_per_disk = 64,
 		.ring_buffer_mib = 64,
 		.buffer_mib = 0,
 		.error_log_interval = 2,

@@ -11,7 +11,7 @@
 # One per directory of seeds, tests/fuzz/corpus/NAME.
 check_PROGRAMS += tests/fuzz/replay-request tests/fuzz/replay-ring \
 	tests/fuzz/replay-xenbus tests/fuzz/replay-pgrant \
-	tests/fuzz/replay-control
+	tests/fuzz/replay-control tests/fuzz/replay-config
 tests_fuzz_replay_request_SOURCES = tests/fuzz/request.c \
 	tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_request_LDADD = libblk/libblk.la
@@ -32,6 +32,14 @@ tests_fuzz_replay_control_SOURCES = tests/fuzz/control.c \
 	blkbackd/control-request.h
 tests_fuzz_replay_control_LDADD = libblk/libblk.la
 
+# blkbackd.conf's parser with the option table; log_msg() is the harness's.
+tests_fuzz_replay_config_SOURCES = tests/fuzz/config.c tests/fuzz/replay.c \
+	tests/fuzz/fuzz.h blkbackd/config-file.c blkbackd/config-read.c \
+	blkbackd/options.c
+tests_fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
+tests_fuzz_replay_config_CFLAGS = $(AM_CFLAGS) -pthread $(INIH_CFLAGS)
+tests_fuzz_replay_config_LDADD = libblk/libblk.la $(INIH_LIBS) -lpthread
+
 TESTS += tests/fuzz/replay.sh tests/fuzz/fuzz.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/fuzz.sh tests/fuzz/README.md \
 	tests/fuzz/make-seeds.py tests/fuzz/corpus
@@ -46,7 +54,8 @@ FUZZ_DEPS = $(srcdir)/tests/fuzz/fuzz.h $(srcdir)/libblk/blkif_abi.h \
 
 if HAVE_FUZZ
 FUZZ_BINS = tests/fuzz/fuzz-request tests/fuzz/fuzz-ring \
-	tests/fuzz/fuzz-xenbus tests/fuzz/fuzz-pgrant tests/fuzz/fuzz-control
+	tests/fuzz/fuzz-xenbus tests/fuzz/fuzz-pgrant tests/fuzz/fuzz-control \
+	tests/fuzz/fuzz-config
 check_SCRIPTS = $(FUZZ_BINS)
 CLEANFILES += $(FUZZ_BINS)
 
@@ -96,6 +105,17 @@ tests/fuzz/fuzz-control: $(srcdir)/tests/fuzz/control.c \
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_LINK) $(srcdir)/tests/fuzz/control.c \
 		$(srcdir)/blkbackd/control-request.c $(srcdir)/libblk/parse.c
+
+tests/fuzz/fuzz-config: $(srcdir)/tests/fuzz/config.c \
+		$(srcdir)/blkbackd/config-file.c $(srcdir)/blkbackd/config-file.h \
+		$(srcdir)/blkbackd/config-read.c $(srcdir)/blkbackd/config-read.h \
+		$(srcdir)/blkbackd/options.c $(srcdir)/blkbackd/options.h \
+		$(srcdir)/libblk/parse.c $(srcdir)/libblk/parse.h $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_LINK) $(BLKBACKD_CONFIG_CPPFLAGS) $(INIH_CFLAGS) \
+		$(srcdir)/tests/fuzz/config.c $(srcdir)/blkbackd/config-file.c \
+		$(srcdir)/blkbackd/config-read.c $(srcdir)/blkbackd/options.c \
+		$(srcdir)/libblk/parse.c $(INIH_LIBS) -lpthread
 
 fuzz: $(FUZZ_BINS)
 	BLKBACKD_FUZZ_SECONDS=$(FUZZ_SECONDS) BLKBACKD_FUZZ_KEEP=1 \

@@ -360,9 +360,49 @@ def control_seeds():
     w("127-bytes", b"stats " + b"1" * 121)
 
 
+# ---- config: blkbackd.conf's bytes (tests/fuzz/config.c)
+
+def config_seeds():
+    w = lambda name, data: write("config", name, data)
+    sample = os.path.join(HERE, "..", "..", "tools", "blkbackd.conf")
+    with open(sample, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    w("shipped-sample", b"".join(lines))
+    w("shipped-sample-uncommented",
+      b"".join(l[1:] if l.startswith(b"#") and b" = " in l else l
+               for l in lines))
+    w("empty", b"")
+    w("every-kind", b"workers = 4\ncache = writeback\npin-workers = yes\n"
+      b"state-dir = /run/blkbackd\n; a comment\n# another\n\n")
+    w("no-final-newline", b"workers = 2")
+    w("crlf", b"workers = 2\r\ncache = none\r\n")
+    w("indented", b"   workers = 2\n\tcache = none\n")
+    w("unknown-setting", b"wrokers = 2\n")
+    w("section", b"[daemon]\nworkers = 2\n")
+    w("set-twice", b"workers = 2\nworkers = 3\n")
+    w("out-of-range", b"max-ring-page-order = 5\nworkers = 0\n")
+    w("number-past-long", b"workers = 99999999999999999999999\n")
+    w("not-a-number", b"workers = 0x10\nworkers2 = -1\n")
+    w("bad-choice", b"cache = sometimes\npersistent-grants = maybe\n")
+    w("relative-path", b"state-dir = run/blkbackd\n")
+    w("command-line-only", b"config = /etc/other.conf\nhelp = yes\n")
+    w("not-a-setting-line", b"workers\n= 2\n")
+    w("empty-value", b"workers =\ncache = \n")
+    w("long-line", b"workers = " + b"1" * 300 + b"\ncache = none\n")
+    w("nul-in-value", b"workers = 2\0junk\ncache = none\n")
+    w("nul-before-setting", b"\0\nworkers = 2\n")
+    w("rbd-allow", b"rbd-allow-no-exclusive-lock = yes\n")
+    # Regression: a long line that starts with a NUL passed for short, and
+    # its tail was read as the next line.
+    w("nul-first-in-long-line", b"\0" + b"\xff" * 300 + b"\nworkers = 2\n")
+    w("every-error-at-once", b"wrokers = 2\n[x]\ncache = sometimes\n"
+      b"workers = 1\nworkers = 2\nnonsense\n")
+
+
 if __name__ == "__main__":
     request_seeds()
     ring_seeds()
     xenbus_seeds()
     pgrant_seeds()
     control_seeds()
+    config_seeds()
