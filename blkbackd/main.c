@@ -285,6 +285,30 @@ static void timers_init(struct timers *t)
 		t->ping_ms = (int64_t)(usec / 2000) ?: 1;
 }
 
+/* Run @fn if @next is due, and then not for @period_ms; fold @next into
+ * @soonest. */
+static void run_due(struct daemon *d, void (*fn)(struct daemon *), int64_t now,
+		    int64_t *next, int64_t period_ms, int64_t *soonest)
+{
+	if (now >= *next) {
+		fn(d);
+		*next = now + period_ms;
+	}
+	if (*next < *soonest)
+		*soonest = *next;
+}
+
+static void share_workers(struct daemon *d)
+{
+	balance_run(d->balance, d, d->opts.rebalance_ms);
+}
+
+static void ping_watchdog(struct daemon *d)
+{
+	(void)d;
+	sd_notify(0, "WATCHDOG=1");
+}
+
 /*
  * Run what is due, and return the poll() timeout: until the next of the
  * image check, sharing the workers, a migration's retry, a paced connect's
@@ -293,45 +317,22 @@ static void timers_init(struct timers *t)
  */
 static int timers(struct daemon *d, struct timers *t, int errors_ms)
 {
-	int64_t now = now_ms(), soonest;
+	int64_t now = now_ms(), soonest = INT64_MAX;
 
-	if (now >= t->next_check) {
-		vbd_check_images(d);
-		t->next_check = now + VBD_IMAGE_CHECK_MS;
-	}
-	soonest = t->next_check;
-	if (d->opts.rebalance_ms && d->nr_workers > 1) {
-		if (now >= t->next_balance) {
-			balance_run(d->balance, d, d->opts.rebalance_ms);
-			t->next_balance = now + d->opts.rebalance_ms;
-		}
-		if (t->next_balance < soonest)
-			soonest = t->next_balance;
-	}
-	if (vbd_awaiting_remote(d)) {
-		if (now >= t->next_handover) {
-			vbd_retry_handovers(d);
-			t->next_handover = now + VBD_HANDOVER_RETRY_MS;
-		}
-		if (t->next_handover < soonest)
-			soonest = t->next_handover;
-	}
-	if (vbd_connects_waiting(d)) {
-		if (now >= t->next_connect) {
-			vbd_retry_connects(d);
-			t->next_connect = now + VBD_CONNECT_RETRY_MS;
-		}
-		if (t->next_connect < soonest)
-			soonest = t->next_connect;
-	}
-	if (t->ping_ms) {
-		if (now >= t->next_ping) {
-			sd_notify(0, "WATCHDOG=1");
-			t->next_ping = now + t->ping_ms;
-		}
-		if (t->next_ping < soonest)
-			soonest = t->next_ping;
-	}
+	run_due(d, vbd_check_images, now, &t->next_check, VBD_IMAGE_CHECK_MS,
+		&soonest);
+	if (d->opts.rebalance_ms && d->nr_workers > 1)
+		run_due(d, share_workers, now, &t->next_balance,
+			d->opts.rebalance_ms, &soonest);
+	if (vbd_awaiting_remote(d))
+		run_due(d, vbd_retry_handovers, now, &t->next_handover,
+			VBD_HANDOVER_RETRY_MS, &soonest);
+	if (vbd_connects_waiting(d))
+		run_due(d, vbd_retry_connects, now, &t->next_connect,
+			VBD_CONNECT_RETRY_MS, &soonest);
+	if (t->ping_ms)
+		run_due(d, ping_watchdog, now, &t->next_ping, t->ping_ms,
+			&soonest);
 	if (errors_ms >= 0 && now + errors_ms < soonest)
 		soonest = now + errors_ms;
 	return (int)(soonest - now);

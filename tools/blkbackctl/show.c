@@ -241,6 +241,18 @@ void show_limit(json_object *limit, int unit)
  * "ring moves 3 (3 kept mapped), paused 1.2 ms (0.8 closing: 0.5 draining,
  * 0.2 releasing)" (disks whose rings moved)
  */
+/* The disk's persistent grants: mapped, registered, refused. */
+static void show_grants(json_object *d)
+{
+	int64_t mapped = num(d, "mapped_grants");
+	int64_t registered = num(d, "registered_grants");
+	int64_t refused = num(d, "grant_map_errors");
+
+	printf("  grants mapped %" PRId64, mapped);
+	printf(" (%" PRId64 " registered with io_uring)", registered);
+	printf(", refused by Xen %" PRId64 "\n", refused);
+}
+
 static void print_moves(json_object *d)
 {
 	json_object *m;
@@ -285,13 +297,7 @@ int show_stats(json_object *devices)
 		       ", merged %" PRId64 ", in flight %" PRId64 "\n",
 		       num(d, "rejected"), num(d, "waited_for_buffers"),
 		       num(d, "merged"), num(d, "in_flight"));
-		printf("  grants mapped %" PRId64 " (%" PRId64 " registered "
-							       "with "
-							       "io_uring), "
-							       "refused by Xen "
-							       "%" PRId64 "\n",
-		       num(d, "mapped_grants"), num(d, "registered_grants"),
-		       num(d, "grant_map_errors"));
+		show_grants(d);
 		print_moves(d);
 		print_host_errors(d);
 		if (json_object_object_get_ex(d, "limit", &limit)) {
