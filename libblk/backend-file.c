@@ -21,32 +21,21 @@
 	(2 + (BLKIF_MAX_INDIRECT_SEGMENTS + MAX_IOV_PER_SQE - 1) / \
 		     MAX_IOV_PER_SQE)
 
+/*
+ * The image is not a registered file of the ring: an older kernel (Debian
+ * 12's 6.1) drops the ring's reference to a file taken out of its table
+ * up to a second later, and the file's OFD locks with it, so the device
+ * taking the image next (a migration's receiving end, under real Xen)
+ * found it still locked. A registered file saved no measurable CPU.
+ */
 struct file_backend {
 	struct blk_backend base;
 	int fd;
-	/*
-	 * Its slot in its engine's registered files, taken at the first
-	 * I/O and given back at detach (the engine may change when the
-	 * ring moves); NO_SLOT before, REFUSED when the engine had none.
-	 */
-	int slot;
 };
-
-#define NO_SLOT -1
-#define REFUSED -2
 
 static struct file_backend *to_file(struct blk_backend *b)
 {
 	return (struct file_backend *)b;
-}
-
-/* Point @sqe, prepared with the plain fd, at the registered file. */
-static void use_file(struct io_uring_sqe *sqe, const struct file_backend *f)
-{
-	if (f->slot < 0)
-		return;
-	sqe->fd = f->slot;
-	sqe->flags |= IOSQE_FIXED_FILE;
 }
 
 /*
@@ -69,7 +58,6 @@ static void prep_sync(struct io_uring *ring, const struct file_backend *f,
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
 	io_uring_prep_fsync(sqe, f->fd, IORING_FSYNC_DATASYNC);
-	use_file(sqe, f);
 	io_uring_sqe_set_data(sqe, cookie);
 	if (link)
 		sqe->flags |= IOSQE_IO_LINK;
@@ -89,7 +77,6 @@ static int prep_fixed(struct io_uring *ring, const struct file_backend *f,
 	else
 		io_uring_prep_write_fixed(sqe, f->fd, buf, (unsigned)io->length,
 					  io->offset, (int)io->buf_index);
-	use_file(sqe, f);
 	io_uring_sqe_set_data(sqe, cookie);
 	if (link_last)
 		sqe->flags |= IOSQE_IO_LINK;
@@ -122,7 +109,6 @@ static int prep_data(struct io_uring *ring, const struct file_backend *f,
 			io_uring_prep_readv(sqe, f->fd, iov, n, off);
 		else
 			io_uring_prep_writev(sqe, f->fd, iov, n, off);
-		use_file(sqe, f);
 		io_uring_sqe_set_data(sqe, cookie);
 		if (link_last || c + 1 < chunks)
 			sqe->flags |= IOSQE_IO_LINK;
@@ -137,17 +123,6 @@ static int prep_data(struct io_uring *ring, const struct file_backend *f,
  * pre-flush and a forced-unit-access write: all of an I/O's SQEs are
  * queued together so a link never spans a submit.
  */
-/* Once per engine: its file table spares each SQE the fd's lookup. */
-static void register_file(struct file_backend *f)
-{
-	int slot;
-
-	if (f->slot != NO_SLOT)
-		return;
-	slot = blk_fixed_file_add(&f->base.e->fixed, f->fd);
-	f->slot = slot < 0 ? REFUSED : slot;
-}
-
 static int file_submit(struct blk_backend *b, const struct blk_backend_io *io,
 		       void *cookie)
 {
@@ -159,7 +134,6 @@ static int file_submit(struct blk_backend *b, const struct blk_backend_io *io,
 		return -EINVAL;
 	if (!reserve_sqes(ring))
 		return -EAGAIN;
-	register_file(f);
 	switch (io->op) {
 	case BLK_BACKEND_FLUSH:
 		prep_sync(ring, f, cookie, false);
@@ -170,7 +144,6 @@ static int file_submit(struct blk_backend *b, const struct blk_backend_io *io,
 		io_uring_prep_fallocate(
 			sqe, f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			(off_t)io->offset, (off_t)io->length);
-		use_file(sqe, f);
 		io_uring_sqe_set_data(sqe, cookie);
 		return 1;
 	}
@@ -187,16 +160,6 @@ static int file_submit(struct blk_backend *b, const struct blk_backend_io *io,
 	return -EINVAL;
 }
 
-/* No I/O is left: the engine's slot goes back (it may be another's next). */
-static void file_detach(struct blk_backend *b)
-{
-	struct file_backend *f = to_file(b);
-
-	if (f->slot >= 0)
-		blk_fixed_file_del(&b->e->fixed, f->slot);
-	f->slot = NO_SLOT;
-}
-
 static void file_destroy(struct blk_backend *b)
 {
 	free(b);
@@ -204,7 +167,6 @@ static void file_destroy(struct blk_backend *b)
 
 static const struct blk_backend_ops file_ops = {
 	.submit = file_submit,
-	.detach = file_detach,
 	.destroy = file_destroy,
 };
 
@@ -216,7 +178,6 @@ int blk_backend_file_new(int fd, struct blk_backend **out)
 		return -ENOMEM;
 	f->base.ops = &file_ops;
 	f->fd = fd;
-	f->slot = NO_SLOT;
 	*out = &f->base;
 	return 0;
 }

@@ -177,7 +177,7 @@ struct blk_engine {
 	xengnttab_handle *xgt;
 	bool own_xgt; /* not shared with the process's other engines */
 	struct blk_evtchn evtchn; /* its handle: evtchn.xce */
-	struct blk_fixed fixed; /* images and bounce slabs registered */
+	struct blk_fixed fixed; /* registered buffers (bounce slabs, grants) */
 
 	const struct blk_engine_ops *ops;
 	void *arg;

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An engine's registered files and buffers: tables in its io_uring that
- * let an I/O name the image by slot (IOSQE_FIXED_FILE), sparing the file
- * lookup, and read into or write from memory pinned once at registration
- * (READ_FIXED, WRITE_FIXED), sparing the page pinning of every O_DIRECT
- * request.
+ * An engine's registered buffers: a table in its io_uring of memory
+ * pinned once at registration, which READ_FIXED and WRITE_FIXED read into
+ * or write from, sparing the page pinning of every O_DIRECT request.
  *
- * Both are an optimisation only: a table the kernel refuses (an old
- * kernel, RLIMIT_NOFILE, RLIMIT_MEMLOCK for buffers) leaves it empty, a
- * full one refuses more, and the caller then uses the plain fd or
- * address. Nothing here fails an I/O.
+ * An optimisation only: a table the kernel refuses (an old kernel,
+ * RLIMIT_MEMLOCK) stays empty, a full one refuses more, and the caller
+ * then uses the plain address. Nothing here fails an I/O. (Images are not
+ * registered files: see libblk/backend-file.c.)
  *
  * Owned by the engine's thread, like its ring.
  */
@@ -28,17 +26,13 @@ struct blk_fixed_table {
 
 struct blk_fixed {
 	struct io_uring *ring;
-	struct blk_fixed_table files, bufs;
+	struct blk_fixed_table bufs;
 };
 
-/* Ask @ring for both tables; never fails (a refused table stays empty). */
+/* Ask @ring for the table; never fails (a refused table stays empty). */
 void blk_fixed_init(struct blk_fixed *f, struct io_uring *ring);
-/* Before the ring goes: the tables go with it. */
+/* Before the ring goes: the table goes with it. */
 void blk_fixed_destroy(struct blk_fixed *f);
-
-/* A slot holding @fd, or -errno (-ENOSPC: full or none). */
-int blk_fixed_file_add(struct blk_fixed *f, int fd);
-void blk_fixed_file_del(struct blk_fixed *f, int slot);
 
 /*
  * A slot holding the buffer @base, @len bytes (pinned until deleted), or

@@ -136,14 +136,6 @@ static int logging_submit(struct blk_backend *b,
 	return lb->file->ops->submit(lb->file, io, cookie);
 }
 
-/* A wrapper passes detach on: the file backend gives its engine's slot back. */
-static void logging_detach(struct blk_backend *b)
-{
-	struct logging_backend *lb = (struct logging_backend *)b;
-
-	lb->file->ops->detach(lb->file);
-}
-
 static void logging_destroy(struct blk_backend *b)
 {
 	struct logging_backend *lb = (struct logging_backend *)b;
@@ -154,7 +146,6 @@ static void logging_destroy(struct blk_backend *b)
 
 static const struct blk_backend_ops logging_ops = {
 	.submit = logging_submit,
-	.detach = logging_detach,
 	.destroy = logging_destroy,
 };
 
