@@ -36,12 +36,8 @@ bystanders_wait() {
 # assert_stops_within SECONDS: SIGTERM ends the daemon in time.
 assert_stops_within() {
 	kill -TERM "$DAEMON_PID" 2>/dev/null
-	st_n=$(($1 * 10))
-	while daemon_alive && [ "$st_n" -gt 0 ]; do
-		sleep 0.1
-		st_n=$((st_n - 1))
-	done
-	daemon_alive && fail "SIGTERM did not stop the daemon within $1 s"
+	wait_gone "$DAEMON_PID" "$1" ||
+		fail "SIGTERM did not stop the daemon within $1 s"
 	wait "$DAEMON_PID" 2>/dev/null
 	DAEMON_PID=
 }

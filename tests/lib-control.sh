@@ -8,18 +8,6 @@
 CLIENT="python3 $top_srcdir/tests/control-client.py"
 SOCK=$WORK/state/control
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# wait_gone PID SECONDS: wait until PID has exited; false if it still runs.
-wait_gone() {
-	wg_n=$(($2 * 10))
-	while pid_alive "$1" && [ "$wg_n" -gt 0 ]; do
-		sleep 0.1
-		wg_n=$((wg_n - 1))
-	done
-	! pid_alive "$1"
-}
-
 # timed_attach DOMID: attach a new 4M guest DOMID; ATTACH_MS, how long.
 timed_attach() {
 	guest "$1" 4M

@@ -4,8 +4,6 @@
 
 CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # busy_guests_start SECONDS: guests 1-4, each on an image file of its own,
 # each running verified I/O for SECONDS in the background, at up to 2,000
 # requests a second: unbounded, four guests keep both CPUs of a small
@@ -108,12 +106,7 @@ assert_waits_for_store() {
 stop_within() {
 	sw_start=$(now_ms)
 	kill -TERM "$DAEMON_PID"
-	sw_n=$(($1 * 10))
-	while pid_alive "$DAEMON_PID" && [ "$sw_n" -gt 0 ]; do
-		sleep 0.1
-		sw_n=$((sw_n - 1))
-	done
-	pid_alive "$DAEMON_PID" &&
+	wait_gone "$DAEMON_PID" "$1" ||
 		fail "blkbackd did not exit within $1 s of SIGTERM"
 	wait "$DAEMON_PID"
 	sw_rc=$?

@@ -291,6 +291,19 @@ daemon_alive() {
 	kill -0 "$DAEMON_PID" 2>/dev/null
 }
 
+# now_ms: the time in milliseconds, for timing what a test does.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# wait_gone PID SECONDS: wait until PID has exited; false if it still runs.
+wait_gone() {
+	wg_n=$(($2 * 10))
+	while pid_alive "$1" && [ "$wg_n" -gt 0 ]; do
+		sleep 0.1
+		wg_n=$((wg_n - 1))
+	done
+	! pid_alive "$1"
+}
+
 assert_daemon_alive() {
 	daemon_alive || fail "blkbackd died"
 }

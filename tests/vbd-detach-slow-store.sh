@@ -44,8 +44,6 @@ sys.exit(s.recv(1) != sys.argv[2].upper().encode())
 EOF
 }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # in_flight DOMID: requests the daemon took off that guest's ring and has
 # not answered.
 in_flight() {

@@ -42,8 +42,6 @@ front_bg() {
 	track_pid $front
 }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # still_waiting DOMID: for 1.5 s by the clock (the scripts run 4 s or more
 # after InitWait, room for a loaded host's slow polls), while the script
 # has not run yet, the backend stays in InitWait, and the frontend is

@@ -14,8 +14,6 @@ xensim_setup
 [ -x "$HOTPLUG" ] || skip "no hotplug script at $HOTPLUG"
 start_daemon
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # attach_refused DOMID IMAGE REGEX: the attach fails within 5 s, printing
 # the script's error, which names the disk and matches REGEX.
 attach_refused() {

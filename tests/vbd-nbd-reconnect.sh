@@ -25,8 +25,6 @@ LOG=$WORK/blkbackd.log
 size=64M
 sectors=$((64 * 2048))
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # kill_server NAME [SIGNAL]: SIGKILL (or SIGNAL), and reaped.
 kill_server() {
 	eval "ks_pid=\$${1}_pid"
