@@ -107,7 +107,8 @@ try_next_look=0
 try_doomed() {
 	[ -n "$TRY_WATCH" ] && [ "$SECONDS" -ge "$try_next_look" ] || return 1
 	try_next_look=$((SECONDS + 5))
-	xl dmesg | grep -q 'Triple fault' || firmware_stuck
+	xl dmesg | grep -q 'Triple fault' || firmware_stuck ||
+		{ [ -n "$FIRMWARE_WATCH" ] && initramfs_corrupt "$FIRMWARE_WATCH"; }
 }
 
 # The guest is gone: xl knows no such domain, on three looks 4 s apart.
@@ -999,9 +1000,12 @@ hvm_with_hap() {
 
 # Start the guest and wait for its disk; 0 when it is up, TRIPLE_FAULT
 # when it triple-faulted on the way, FIRMWARE_STALL when its firmware
-# stalled (firmware_stalled), 1 on any other failure.
+# stalled (firmware_stalled), INITRAMFS_CORRUPT when its kernel found the
+# initramfs corrupt though the image held it intact (initramfs_dropped),
+# 1 on any other failure.
 TRIPLE_FAULT=3
 FIRMWARE_STALL=4
+INITRAMFS_CORRUPT=5
 # How many tries a PVH or HVM guest's scenario gets before a triple fault
 # in every one of them fails it (pattern_guest, triple_fault_tries). Under
 # this emulation about one PVH boot in two or three triple-faults (3 of 7
@@ -1037,6 +1041,11 @@ boot_guest() { # NAME
 	fi
 	! triple_faulted "$g" "$domid" || return $TRIPLE_FAULT
 	! firmware_stalled "$g" "$domid" || return $FIRMWARE_STALL
+	if initramfs_dropped "$g"; then
+		return $INITRAMFS_CORRUPT
+	elif [ $? -eq 2 ]; then
+		return 1
+	fi
 	result FAIL "$g/disk-connected" "no E2E-STARTED from the guest"
 	timeout 60 xl destroy "$g" >/dev/null 2>&1
 	return 1
@@ -1107,6 +1116,20 @@ firmware_stalled() { # NAME DOMID
 	return 0
 }
 
+# After a failed wait for the disk: the watched HVM guest's kernel found
+# its initramfs corrupt (hvm-boot-area.sh, initramfs_corrupt). The guest
+# is destroyed and the evidence judged: 0 when the image's boot area was
+# the same before the boot (BOOT_AREA_BEFORE, of BOOT_AREA_IMAGE, which
+# pattern_guest_try takes) and after it, 2 with a FAIL when it changed,
+# 1 when the kernel said nothing of the kind.
+BOOT_AREA_IMAGE=
+BOOT_AREA_BEFORE=
+initramfs_dropped() { # NAME
+	[ "$FIRMWARE_WATCH" = "$1" ] && initramfs_corrupt "$1" || return 1
+	timeout 60 xl destroy "$1" >/dev/null 2>&1
+	initramfs_corrupt_judge "$1" "$BOOT_AREA_IMAGE" "$BOOT_AREA_BEFORE" || return 2
+}
+
 # BLKBACKD_E2E_INJECT (run.sh) asked for WHAT, a crash on purpose that the
 # test must recover from (tests/e2e/README.md).
 injected() { grep -qw "$1" "$E/inject" 2>/dev/null; }
@@ -1152,24 +1175,29 @@ PATTERN_ARGS=$(pattern_args 1)
 # while it runs, wait for its workload and shut it down.  Its domain id
 # goes to $R/NAME.domid.  Returns TRIPLE_FAULT when the guest triple-faulted
 # (it is then gone), FIRMWARE_STALL when an HVM guest's firmware stalled
-# before its disk connected (destroyed), 1 when it did not boot, else 0:
+# before its disk connected (destroyed), INITRAMFS_CORRUPT when an HVM
+# guest's initramfs went wrong though its image held it intact
+# (destroyed), 1 when it did not boot, else 0:
 # the checks of the guest's results follow.
 # With the triple-fault injection an HVM guest's first try reboots by a
 # triple fault (reboot=t) once its I/O is done (e2e_triple_fault=1). Not
 # a PVH guest's: its Linux reboots through Xen whatever reboot= says, so
 # that its try would just end, unfinished.
 pattern_guest_try() { # NAME TYPE IMAGE CHECK TRY
-	local g=$1 domid args rc=0
+	local g=$1 domid args rc=0 initrd=
 	args=$(pattern_args "$5")
 	[ "$5" != 1 ] || [ "$2" != hvm ] || ! injected triple-fault ||
 		args="$args reboot=t e2e_triple_fault=1"
 	rm -f "$R/$g.domid"
 	[ "$2" != hvm ] || FIRMWARE_WATCH=$g
+	[ "$5" != 1 ] || [ "$2" != hvm ] || ! injected initramfs-corrupt ||
+		initrd=corrupt-initrd.xz
 	if [ "$2" = hvm ] &&
-		! boot_area_args "$3" "console=ttyS0 loglevel=4 $args"; then
+		! boot_area_args "$3" "console=ttyS0 loglevel=4 $args" "$initrd"; then
 		result FAIL "$g/boot-area-args" "cannot write syslinux.cfg on $3"
 		return 1
 	fi
+	[ "$2" != hvm ] || { BOOT_AREA_IMAGE=$3 && BOOT_AREA_BEFORE=$(boot_area_sum "$3"); }
 	hvm_like_config "$g" "$2" "vdev=xvda,access=rw,script=blkbackd,target=$3" "$args"
 	boot_guest "$g" || return
 	echo "E2E-BENCH $2: $BOOT_TIMES"
@@ -1223,6 +1251,9 @@ pattern_guest() { # NAME TYPE IMAGE [CHECK]
 		if [ $rc -eq $FIRMWARE_STALL ]; then
 			what=firmware-stall
 			why="as the firmware stalled before its disk connected (not counted)"
+		elif [ $rc -eq $INITRAMFS_CORRUPT ]; then
+			what=initramfs-corrupt
+			why="as its initramfs went wrong on the way from the intact image into the guest (not counted)"
 		elif [ $rc -eq $TRIPLE_FAULT ]; then
 			what=triple-fault
 			why="after a triple fault"
@@ -1251,6 +1282,10 @@ pattern_guest() { # NAME TYPE IMAGE [CHECK]
 	fi
 	if [ $rc -eq $FIRMWARE_STALL ]; then
 		result FAIL "$g/disk-connected" "the firmware stalled in try $try too, the last allowed (MAX_TRIES)"
+		return
+	fi
+	if [ $rc -eq $INITRAMFS_CORRUPT ]; then
+		result FAIL "$g/disk-connected" "the initramfs went wrong in try $try too, the last allowed (MAX_TRIES)"
 		return
 	fi
 	# Not booted (its failure is among the lines above): nothing to judge.

@@ -14,14 +14,68 @@
 BOOT_AREA_MNT=/mnt/hvm-boot-area
 
 # The try's kernel command line into the boot area's syslinux.cfg (the
-# image is not in use between tries).
-boot_area_args() { # IMAGE ARGS
-	mkdir -p "$BOOT_AREA_MNT"
+# image is not in use between tries), and the initramfs it loads:
+# initrd.xz, or with the injection initramfs-corrupt (pattern_guest_try)
+# corrupt-initrd.xz, a copy with one byte changed in its middle, which the
+# guest's kernel must find corrupt (xz's CRC32) while the image's boot
+# area stays the same through the try.
+boot_area_args() { # IMAGE ARGS [INITRD]
+	local m=$BOOT_AREA_MNT size
+	mkdir -p "$m"
 	modprobe vfat 2>/dev/null
-	mount -t vfat -o loop "$1" "$BOOT_AREA_MNT" || return 1
-	sed -i "s|^  APPEND .*|  APPEND $2|" "$BOOT_AREA_MNT/syslinux.cfg"
-	grep "APPEND" "$BOOT_AREA_MNT/syslinux.cfg" | sed 's/^ */e2e: hvm: syslinux.cfg: /'
-	umount "$BOOT_AREA_MNT"
+	mount -t vfat -o loop "$1" "$m" || return 1
+	sed -i -e "s|^  APPEND .*|  APPEND $2|" \
+		-e "s|^  INITRD .*|  INITRD ${3:-initrd.xz}|" "$m/syslinux.cfg"
+	rm -f "$m/corrupt-initrd.xz"
+	if [ "${3:-}" = corrupt-initrd.xz ]; then
+		cp "$m/initrd.xz" "$m/corrupt-initrd.xz"
+		size=$(stat -c %s "$m/corrupt-initrd.xz")
+		printf '\125' | dd of="$m/corrupt-initrd.xz" bs=1 seek=$((size / 2)) \
+			conv=notrunc 2>/dev/null
+		cmp -s "$m/initrd.xz" "$m/corrupt-initrd.xz" &&
+			printf '\252' | dd of="$m/corrupt-initrd.xz" bs=1 \
+				seek=$((size / 2)) conv=notrunc 2>/dev/null
+	fi
+	grep -E "APPEND|INITRD" "$m/syslinux.cfg" | sed 's/^ */e2e: hvm: syslinux.cfg: /'
+	umount "$m"
+}
+
+# The boot area's bytes in the image: the FAT file system (30 MiB) that
+# SYSLINUX and the vmlinuz and initrd.xz in it live in, which QEMU's
+# emulated disk reads for the firmware.  Taken before a try's boot
+# (after its syslinux.cfg is written) and again once the guest is gone.
+BOOT_AREA_MIB=30
+boot_area_sum() { # IMAGE
+	dd if="$1" bs=1M count=$BOOT_AREA_MIB 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+
+# The guest's kernel said its initramfs was corrupt ("Initramfs unpacking
+# failed: XZ-compressed data is corrupt", once in a full check-xen).
+# SYSLINUX loaded it into guest memory through the BIOS
+# from QEMU's emulated IDE disk, which QEMU reads from the image itself:
+# blkbackd has no part in that read, but it served the image's writes in
+# the try before.  So the evidence decides: the boot area's checksum from
+# before the boot against the one now, with the guest and its device model
+# gone.  The same bytes before and after mean the image held the right
+# initramfs while QEMU read it, and the bytes went wrong on their way from
+# QEMU's read into guest memory, in the emulation (the try is dropped and
+# not counted, as a firmware stall is); a changed boot area is a failure
+# whoever changed it, and the test says so.
+initramfs_corrupt() { # GUEST
+	tr -d '\r' <"$(console "$1")" 2>/dev/null | grep -q 'Initramfs unpacking failed'
+}
+# 0 when the try is the emulation's to drop, 1 (with a FAIL) when the
+# image's boot area changed during the try.  BEFORE is boot_area_sum's
+# from before the boot.
+initramfs_corrupt_judge() { # GUEST IMAGE BEFORE
+	local after what
+	what=$(tr -d '\r' <"$(console "$1")" | grep -m 1 -o 'Initramfs unpacking failed.*')
+	after=$(boot_area_sum "$2")
+	if [ "$after" != "$3" ]; then
+		result FAIL "$1/boot-area-unchanged" "'$what', and the image's first $BOOT_AREA_MIB MiB changed during the try: $3 before the boot, $after after"
+		return 1
+	fi
+	echo "e2e: $1: '$what', but the image's first $BOOT_AREA_MIB MiB were the same before the boot and after it ($after): the initramfs went wrong between QEMU's read of the image and the guest's memory"
 }
 
 # Every 5 s until OUT.stop exists: seconds, the bytes the guest's device
