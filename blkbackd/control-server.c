@@ -4,6 +4,8 @@
  * each a small state machine driven by epoll, never a blocking call.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +49,7 @@ struct log_gate {
 
 struct control_server {
 	int epoll_fd, listen_fd;
+	int lock_fd; /* PATH.lock, write-locked while the daemon lives */
 	gid_t gid; /* members may talk to the daemon; -1: none */
 	uid_t own_uid;
 	unsigned int nr_clients;
@@ -103,6 +106,39 @@ static int give_to_group(const char *path, gid_t gid)
 	return chown(path, (uid_t)-1, gid);
 }
 
+/*
+ * The socket's lock, PATH.lock: a POSIX write lock on it, held until the
+ * daemon exits, makes "nobody answers, so replace the socket" safe when
+ * two daemons start at the same moment (each would otherwise find no
+ * listener, and the second would unlink the first one's fresh socket).
+ * A POSIX lock, not an OFD one, so that F_GETLK names the holder's pid.
+ * The file stays when the daemon exits: removing it would let a daemon
+ * that opened it just before lock an unlinked file while a third locks
+ * a new one. Returns the locked fd, or -EADDRINUSE with the holder's pid
+ * in *@holder, or -errno.
+ */
+static int lock_socket(const char *path, pid_t *holder)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char lock_path[PATH_MAX];
+	int fd, ret;
+
+	if (snprintf(lock_path, sizeof(lock_path), "%s.lock", path) >=
+	    (int)sizeof(lock_path))
+		return -ENAMETOOLONG;
+	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETLK, &fl) == 0)
+		return fd;
+	ret = errno == EACCES || errno == EAGAIN ? -EADDRINUSE : -errno;
+	if (ret == -EADDRINUSE && fcntl(fd, F_GETLK, &fl) == 0 &&
+	    fl.l_type != F_UNLCK)
+		*holder = fl.l_pid;
+	close(fd);
+	return ret;
+}
+
 static int listen_on(const char *path, gid_t gid, pid_t *holder)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -112,6 +148,7 @@ static int listen_on(const char *path, gid_t gid, pid_t *holder)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
+	/* A daemon that holds no lock (an older one) still listens. */
 	if (held_by_another(&sa, holder))
 		return -EADDRINUSE;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -159,7 +196,9 @@ int control_server_open(const char *path, gid_t gid,
 	s->own_uid = geteuid();
 	for (unsigned int i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		s->clients[i].fd = -1;
-	s->listen_fd = listen_on(path, gid, holder);
+	s->lock_fd = lock_socket(path, holder);
+	s->listen_fd = s->lock_fd < 0 ? s->lock_fd
+				      : listen_on(path, gid, holder);
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	ret = s->listen_fd < 0	? s->listen_fd
 	      : s->epoll_fd < 0 ? -errno
@@ -170,6 +209,8 @@ int control_server_open(const char *path, gid_t gid,
 			close(s->listen_fd);
 		if (s->epoll_fd >= 0)
 			close(s->epoll_fd);
+		if (s->lock_fd >= 0)
+			close(s->lock_fd);
 		free(s);
 		return ret;
 	}
@@ -473,5 +514,6 @@ void control_server_close(struct control_server *s)
 			drop(s, &s->clients[i]);
 	close(s->listen_fd);
 	close(s->epoll_fd);
+	close(s->lock_fd);
 	free(s);
 }
