@@ -171,7 +171,8 @@ struct nbd_backend {
 	struct nbd_cmd *held, **held_tail; /* waiting for a server, in order */
 	unsigned int nr_held;
 	int timer_fd;
-	uint64_t down_ns; /* when the connection dropped */
+	uint64_t down_ns; /* when the connection dropped; 0: never made */
+	bool counted_down; /* counted in link->stats.down */
 	uint64_t retry_ns; /* LINK_WAITING: the next attempt */
 	uint64_t attempt_end_ns; /* LINK_CONNECTING: give the attempt up */
 	unsigned int retry_ms;
@@ -554,6 +555,7 @@ static void link_down(struct nbd_backend *nb, int err)
 	nb->gave_up = nb->link->timeout_ms == 0;
 	count(&o->unflushed, (long)nb->unflushed);
 	nb->unflushed = 0;
+	nb->counted_down = true;
 	if (count(&nb->link->stats.down, 1) != 0)
 		return;
 	atomic_store_explicit(&o->told_wait_over, false, memory_order_relaxed);
@@ -699,10 +701,13 @@ static void link_up(struct nbd_backend *nb)
 	nb->state = LINK_UP;
 	nb->leaving = false;
 	nb->gave_up = false;
-	count(&nb->link->stats.resent, nb->nr_held);
-	count(&nb->link->outage.resent, nb->nr_held);
-	if (count(&nb->link->stats.down, -1) == 1)
-		outage_over(nb);
+	if (nb->counted_down) {
+		nb->counted_down = false;
+		count(&nb->link->stats.resent, nb->nr_held);
+		count(&nb->link->outage.resent, nb->nr_held);
+		if (count(&nb->link->stats.down, -1) == 1)
+			outage_over(nb);
+	}
 	cmd = take_held(nb);
 	while (cmd) {
 		struct nbd_cmd *next = cmd->next;
@@ -726,6 +731,20 @@ static void check_attempt(struct nbd_backend *nb)
 		attempt_failed(nb, "the handshake took too long");
 }
 
+/*
+ * When requests stop waiting for the server: the disk's timeout after a
+ * connection was lost; a first connection (the backend was made without
+ * one) gets at least what blk_nbd_connect() would have given it.
+ */
+static uint64_t wait_end_ns(const struct nbd_backend *nb)
+{
+	unsigned int ms = nb->link->timeout_ms;
+
+	if (!nb->counted_down && ms < CONNECT_MAX_MS)
+		ms = CONNECT_MAX_MS;
+	return nb->down_ns + (uint64_t)ms * 1000000u;
+}
+
 /* Whatever time brought: an attempt due, or the end of the wait. */
 static void check_clock(struct nbd_backend *nb)
 {
@@ -733,8 +752,7 @@ static void check_clock(struct nbd_backend *nb)
 
 	if (nb->state == LINK_UP)
 		return;
-	if (!nb->gave_up &&
-	    now >= nb->down_ns + (uint64_t)nb->link->timeout_ms * 1000000u)
+	if (!nb->gave_up && now >= wait_end_ns(nb))
 		give_up(nb);
 	if (nb->state == LINK_WAITING && now >= nb->retry_ns) {
 		try_connect(nb);
@@ -748,8 +766,7 @@ static uint64_t next_deadline(const struct nbd_backend *nb)
 {
 	uint64_t t = nb->state == LINK_WAITING ? nb->retry_ns
 					       : nb->attempt_end_ns;
-	uint64_t wait_end =
-		nb->down_ns + (uint64_t)nb->link->timeout_ms * 1000000u;
+	uint64_t wait_end = wait_end_ns(nb);
 
 	if (!nb->gave_up && wait_end < t)
 		t = wait_end;
@@ -994,6 +1011,11 @@ static int nbd_submit(struct blk_backend *b, const struct blk_backend_io *io,
 
 	if (nb->state != LINK_UP && nb->gave_up)
 		return -EIO; /* the server stays away; nothing queued */
+	if (!nb->down_ns && nb->state == LINK_WAITING) {
+		/* The first request of a backend made without a connection. */
+		nb->down_ns = blk_now_ns();
+		nb->retry_ns = nb->down_ns;
+	}
 	cmd = calloc(1, sizeof(*cmd));
 	if (!cmd)
 		return -ENOMEM;
@@ -1025,7 +1047,7 @@ static void nbd_destroy(struct blk_backend *b)
 {
 	struct nbd_backend *nb = to_nbd(b);
 
-	if (nb->state != LINK_UP)
+	if (nb->counted_down)
 		count(&nb->link->stats.down, -1);
 	close_handle(nb);
 	close(nb->timer_fd);
@@ -1054,6 +1076,10 @@ int blk_backend_nbd_new(struct nbd_handle *h, const struct blk_nbd_export *exp,
 	}
 	nb->base.ops = &nbd_ops;
 	nb->h = h;
+	if (!h) {
+		nb->state = LINK_WAITING;
+		nb->retry_ms = RETRY_FIRST_MS;
+	}
 	nb->exp = *exp;
 	nb->link = link;
 	nb->held_tail = &nb->held;

@@ -118,7 +118,13 @@ void blk_nbd_close(struct nbd_handle *h);
 
 /*
  * A backend over @h, which it takes over (closed by its destroy); it
- * reconnects as @link says.
+ * reconnects as @link says. With @h NULL it has no connection yet and
+ * makes its first at its first request, on the worker, without blocking
+ * (a multi-conn disk's further queues: their connections must not hold up
+ * the thread that creates the backend), as a reconnection is made: the
+ * requests wait for it up to @link's timeout; an outage is told only once
+ * a connection it had is lost. @exp is what the disk's first connection
+ * found, which later ones are checked against.
  */
 int blk_backend_nbd_new(struct nbd_handle *h, const struct blk_nbd_export *exp,
 			struct blk_nbd_link *link, struct blk_backend **out);

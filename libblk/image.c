@@ -406,7 +406,6 @@ static int open_null(struct blk_image *img, const char *target)
 int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 {
 	struct nbd_handle *h = img->nbd_spare;
-	struct blk_nbd_export exp;
 	int ret;
 
 	if (img->null)
@@ -415,13 +414,11 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 		return blk_backend_rbd_new(img->rbd, out);
 	if (!img->nbd_uri)
 		return blk_backend_file_new(img->fd, out);
+	/*
+	 * The open's connection serves the first queue; each further one (a
+	 * multi-conn disk) connects on its worker at its first request.
+	 */
 	img->nbd_spare = NULL;
-	if (!h) {
-		ret = blk_nbd_connect(img->nbd_uri, img->readonly, &h, &exp,
-				      img->detail, sizeof(img->detail));
-		if (ret < 0)
-			return ret;
-	}
 	ret = blk_backend_nbd_new(h, &img->nbd, &img->nbd_link, out);
 	if (ret < 0)
 		blk_nbd_close(h);

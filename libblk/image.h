@@ -107,7 +107,8 @@ int blk_image_refresh_size(struct blk_image *img);
 
 /*
  * A backend for one more ring of @img: the file shared, or an NBD
- * connection of its own (blocking, as blk_image_open()). The caller
+ * connection of its own (the open's for the first ring; for a further
+ * one, made on its worker at its first request: this never blocks). The caller
  * destroys it after the ring's connection closed, and before
  * blk_image_close().
  */

@@ -149,6 +149,7 @@ INTEGRATION_TESTS = \
 	tests/control-second-daemon.sh \
 	tests/store-away-nbd-attach.sh \
 	tests/store-away-nbd-restart.sh \
+	tests/store-away-nbd-queue.sh \
 	tests/store-away-ceph.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
