@@ -146,25 +146,48 @@ static int write_key(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 	return ret;
 }
 
+/* A key of a tree and its value; a NULL value is not written. */
+struct key_value {
+	const char *key;
+	const char *value;
+};
+
+static int write_keys(struct xs_handle *xs, xs_transaction_t t, const char *dir,
+		      const struct key_value *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int ret = kv[i].value ? write_key(xs, t, dir, kv[i].key, "%s",
+						  kv[i].value)
+				      : 0;
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Room for an unsigned int or a state in decimal. */
+#define NUMBER_MAX 16
+
 /* The frontend half: what the guest's blkfront will find. */
 static int write_frontend_keys(struct xs_handle *xs, xs_transaction_t t,
 			       const struct blk_vbd_spec *d,
 			       const struct blk_vbd_paths *p)
 {
-	const char *fe = p->fe;
-	int ret = 0;
+	char backend_id[NUMBER_MAX], devid[NUMBER_MAX], state[NUMBER_MAX];
+	const struct key_value kv[] = {
+		{ "backend", p->be },
+		{ "backend-id", backend_id },
+		{ "device-type", d->device_type ? d->device_type : "disk" },
+		{ "virtual-device", devid },
+		{ "trusted", "1" },
+		{ "state", state },
+	};
 
-	ret = ret ?: write_key(xs, t, fe, "backend", "%s", p->be);
-	ret = ret ?: write_key(xs, t, fe, "backend-id", "%u", d->backend_domid);
-	ret = ret
-		      ?: write_key(xs, t, fe, "device-type", "%s",
-				   d->device_type ? d->device_type : "disk");
-	ret = ret ?: write_key(xs, t, fe, "virtual-device", "%u", p->devid);
-	ret = ret ?: write_key(xs, t, fe, "trusted", "1");
-	ret = ret
-		      ?: write_key(xs, t, fe, "state", "%d",
-				   XenbusStateInitialising);
-	return ret;
+	snprintf(backend_id, sizeof(backend_id), "%u", d->backend_domid);
+	snprintf(devid, sizeof(devid), "%u", p->devid);
+	snprintf(state, sizeof(state), "%d", XenbusStateInitialising);
+	return write_keys(xs, t, p->fe, kv, sizeof(kv) / sizeof(*kv));
 }
 
 /*
@@ -175,40 +198,32 @@ static int write_backend_keys(struct xs_handle *xs, xs_transaction_t t,
 			      const struct blk_vbd_spec *d,
 			      const struct blk_vbd_paths *p, const char *be)
 {
-	int ret = 0;
+	char frontend_id[NUMBER_MAX], state[NUMBER_MAX], tap_params[PATH_MAX];
+	const struct key_value kv[] = {
+		{ "frontend", p->fe },
+		{ "frontend-id", frontend_id },
+		/* tapdisk's "FORMAT:TARGET" for a vbd3 disk. */
+		{ "params", d->tap ? tap_params : d->target },
+		{ "mode", d->readonly ? "r" : "w" },
+		{ "type", d->tap ? "vbd3" : "phy" },
+		{ "script", d->script },
+		{ "online", "1" },
+		{ "removable", "0" },
+		{ "bootable", "1" },
+		{ "dev", d->vdev },
+		{ "device-type", d->device_type ? d->device_type : "disk" },
+		{ "discard-enable", d->readonly || d->no_discard ? "0" : "1" },
+		{ "specification", "xen" },
+		{ "state", state },
+	};
 
-	ret = ret ?: write_key(xs, t, be, "frontend", "%s", p->fe);
-	ret = ret ?: write_key(xs, t, be, "frontend-id", "%u", d->domid);
-	if (d->tap)
-		ret = ret
-			      ?: write_key(xs, t, be, "params", "%s:%s",
-					   d->format ? d->format : "aio",
-					   d->target);
-	else
-		ret = ret ?: write_key(xs, t, be, "params", "%s", d->target);
-	ret = ret
-		      ?: write_key(xs, t, be, "mode", "%s",
-				   d->readonly ? "r" : "w");
-	ret = ret
-		      ?: write_key(xs, t, be, "type", "%s",
-				   d->tap ? "vbd3" : "phy");
-	if (d->script)
-		ret = ret ?: write_key(xs, t, be, "script", "%s", d->script);
-	ret = ret ?: write_key(xs, t, be, "online", "1");
-	ret = ret ?: write_key(xs, t, be, "removable", "0");
-	ret = ret ?: write_key(xs, t, be, "bootable", "1");
-	ret = ret ?: write_key(xs, t, be, "dev", "%s", d->vdev);
-	ret = ret
-		      ?: write_key(xs, t, be, "device-type", "%s",
-				   d->device_type ? d->device_type : "disk");
-	ret = ret
-		      ?: write_key(xs, t, be, "discard-enable", "%d",
-				   d->readonly || d->no_discard ? 0 : 1);
-	ret = ret ?: write_key(xs, t, be, "specification", "xen");
-	ret = ret
-		      ?: write_key(xs, t, be, "state", "%d",
-				   XenbusStateInitialising);
-	return ret;
+	snprintf(frontend_id, sizeof(frontend_id), "%u", d->domid);
+	snprintf(state, sizeof(state), "%d", XenbusStateInitialising);
+	if (d->tap && (size_t)snprintf(tap_params, sizeof(tap_params), "%s:%s",
+				       d->format ? d->format : "aio",
+				       d->target) >= sizeof(tap_params))
+		return -ENAMETOOLONG;
+	return write_keys(xs, t, be, kv, sizeof(kv) / sizeof(*kv));
 }
 
 /* libxl's record of the disk: dom0's alone, the backend's keys and where. */

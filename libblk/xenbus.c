@@ -184,6 +184,29 @@ static int fill_state(struct xs_handle *xs, xs_transaction_t t, const char *be,
 	return ret;
 }
 
+/* A number node of a transaction's batch; written only when @write. */
+struct number_node {
+	const char *key;
+	uint64_t value;
+	bool write;
+};
+
+/* Each node of @nodes that is to be written, in order; the first error. */
+static int write_numbers(struct xs_handle *xs, xs_transaction_t t,
+			 const char *be, const struct number_node *nodes,
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int ret = nodes[i].write ? write_in(xs, t, be, nodes[i].key,
+						    "%" PRIu64, nodes[i].value)
+					 : 0;
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 struct limits_pair {
 	uint64_t iops, bps;
 };
@@ -192,13 +215,12 @@ static int fill_limits(struct xs_handle *xs, xs_transaction_t t, const char *be,
 		       const void *arg)
 {
 	const struct limits_pair *l = arg;
-	int ret =
-		write_in(xs, t, be, BLK_XENBUS_LIMIT_IOPS, "%" PRIu64, l->iops);
+	const struct number_node nodes[] = {
+		{ BLK_XENBUS_LIMIT_IOPS, l->iops, true },
+		{ BLK_XENBUS_LIMIT_BPS, l->bps, true },
+	};
 
-	if (ret == 0)
-		ret = write_in(xs, t, be, BLK_XENBUS_LIMIT_BPS, "%" PRIu64,
-			       l->bps);
-	return ret;
+	return write_numbers(xs, t, be, nodes, sizeof(nodes) / sizeof(*nodes));
 }
 
 int blk_xenbus_write_limits(struct xs_handle *xs, const char *be, uint64_t iops,
@@ -221,38 +243,26 @@ static int fill_init_wait(struct xs_handle *xs, xs_transaction_t t,
 			  const char *be, const void *arg)
 {
 	const struct blk_backend_features *f = arg;
-	int ret;
+	const struct number_node nodes[] = {
+		{ "feature-flush-cache", f->flush, true },
+		{ "feature-barrier", f->barrier, true },
+		{ "feature-persistent", f->persistent, true },
+		/* blkif.h: both or neither, or a frontend may call it an error.
+		 */
+		{ "feature-discard", f->discard, true },
+		{ "discard-granularity", f->discard_granularity, f->discard },
+		{ "discard-alignment", f->discard_alignment, f->discard },
+		{ "discard-secure", 0, f->discard },
+		/* blkif.h: a backend without indirect must not create the node.
+		 */
+		{ "feature-max-indirect-segments", f->max_indirect_segments,
+		  f->max_indirect_segments != 0 },
+		{ "max-ring-page-order", f->max_ring_order, true },
+		{ "multi-queue-max-queues", f->max_queues, true },
+		{ "state", XenbusStateInitWait, true },
+	};
 
-	ret = write_in(xs, t, be, "feature-flush-cache", "%d", f->flush);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "feature-barrier", "%d", f->barrier);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "feature-persistent", "%d",
-			       f->persistent);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "feature-discard", "%d", f->discard);
-	/* blkif.h: both or neither, or a frontend may call it an error. */
-	if (ret == 0 && f->discard)
-		ret = write_in(xs, t, be, "discard-granularity", "%u",
-			       f->discard_granularity);
-	if (ret == 0 && f->discard)
-		ret = write_in(xs, t, be, "discard-alignment", "%u",
-			       f->discard_alignment);
-	if (ret == 0 && f->discard)
-		ret = write_in(xs, t, be, "discard-secure", "0");
-	/* blkif.h: a backend without indirect must not create the node. */
-	if (ret == 0 && f->max_indirect_segments)
-		ret = write_in(xs, t, be, "feature-max-indirect-segments", "%u",
-			       f->max_indirect_segments);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "max-ring-page-order", "%u",
-			       f->max_ring_order);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "multi-queue-max-queues", "%u",
-			       f->max_queues);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "state", "%d", XenbusStateInitWait);
-	return ret;
+	return write_numbers(xs, t, be, nodes, sizeof(nodes) / sizeof(*nodes));
 }
 
 int blk_xenbus_init_wait(struct xs_handle *xs, const char *be,
@@ -383,19 +393,15 @@ static int fill_connected(struct xs_handle *xs, xs_transaction_t t,
 			  const char *be, const void *arg)
 {
 	const struct blk_disk_info *d = arg;
-	int ret;
+	const struct number_node nodes[] = {
+		{ "sectors", d->sectors, true },
+		{ "info", d->info, true },
+		{ "sector-size", d->sector_size, true },
+		{ "physical-sector-size", d->physical_sector_size, true },
+		{ "state", XenbusStateConnected, true },
+	};
 
-	ret = write_in(xs, t, be, "sectors", "%" PRIu64, d->sectors);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "info", "%u", d->info);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "sector-size", "%u", d->sector_size);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "physical-sector-size", "%u",
-			       d->physical_sector_size);
-	if (ret == 0)
-		ret = write_in(xs, t, be, "state", "%d", XenbusStateConnected);
-	return ret;
+	return write_numbers(xs, t, be, nodes, sizeof(nodes) / sizeof(*nodes));
 }
 
 int blk_xenbus_connected(struct xs_handle *xs, const char *be,
@@ -408,11 +414,12 @@ static int fill_resized(struct xs_handle *xs, xs_transaction_t t,
 			const char *be, const void *arg)
 {
 	const uint64_t *sectors = arg;
-	int ret = write_in(xs, t, be, "sectors", "%" PRIu64, *sectors);
+	const struct number_node nodes[] = {
+		{ "sectors", *sectors, true },
+		{ "state", XenbusStateConnected, true },
+	};
 
-	if (ret == 0)
-		ret = write_in(xs, t, be, "state", "%d", XenbusStateConnected);
-	return ret;
+	return write_numbers(xs, t, be, nodes, sizeof(nodes) / sizeof(*nodes));
 }
 
 int blk_xenbus_resized(struct xs_handle *xs, const char *be, uint64_t sectors)
