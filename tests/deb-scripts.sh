@@ -6,6 +6,7 @@
 # what serves the disks, and changes nothing; prerm refuses a removal
 # while a real daemon on the simulated host serves a guest, naming it and
 # the override, and lets an upgrade or BLKBACKD_FORCE_REMOVE=1 through;
+# a daemon that does not answer is a refusal too, said as such;
 # postrm's removal deletes the blacklist and loads xen-blkback again,
 # but not under backend/vbd devices left behind.
 . "$top_srcdir/tests/lib.sh"
@@ -59,6 +60,18 @@ grep -q "$WORK/d1.img" "$WORK/prerm.out" &&
 	fail_later "prerm refused an upgrade: $(cat "$WORK/prerm-up.out")"
 BLKBACKD_FORCE_REMOVE=1 "$WORK/prerm" remove >"$WORK/prerm-force.out" 2>&1 ||
 	fail_later "BLKBACKD_FORCE_REMOVE=1 did not override"
+
+# A daemon that does not answer (stopped): refused within blkbackd-takeover's
+# 10 s, saying so rather than listing no guest.
+kill -STOP "$DAEMON_PID"
+t0=$(now_ms)
+"$WORK/prerm" remove >"$WORK/prerm-hung.out" 2>&1 &&
+	fail_later "prerm remove succeeded while blkbackd does not answer"
+t=$(($(now_ms) - t0))
+kill -CONT "$DAEMON_PID"
+[ $t -lt 20000 ] || fail_later "prerm waited $t ms for a stopped daemon"
+grep -q "did not say which disks it serves" "$WORK/prerm-hung.out" ||
+	fail_later "prerm under a stopped daemon: $(cat "$WORK/prerm-hung.out")"
 
 # Removal under a device left behind: the blacklist goes, xen-blkback is
 # not loaded under it.
