@@ -6,7 +6,8 @@
 # from; a tree already built there is not built again), check what each
 # package holds (the files an operator expects, the conffiles, no
 # blacklist of xen-blkback, nothing enabled or started on installation,
-# the pre-removal check before the daemon's stop, and none of the simulator's stand-in
+# the pre-removal check before the daemon's stop, the package installed,
+# removed and purged in a fake root, and none of the simulator's stand-in
 # Xen libraries in the daemon's package or on the library path), and run
 # lintian, which must report no error or warning. Run by `make check-deb`
 # (about 30 s on two cores when it builds: it builds everything again),
@@ -108,6 +109,35 @@ grep -qx 'ExecStart=/usr/sbin/blkbackd' \
 "$tmp/root/usr/sbin/blkbackd" --config "$tmp/root/etc/blkbackd.conf" \
 	--check-config >/dev/null ||
 	fail_later "the packaged daemon refuses the packaged /etc/blkbackd.conf"
+
+# The whole package, debhelper's parts of its maintainer scripts included,
+# installed, removed and purged with dpkg into an empty root ($DPKG_ROOT,
+# scripts run chrootless; its dependencies are not there): installing
+# writes no blacklist and enables nothing, removing deletes a blacklist
+# blkbackd-takeover left, purging leaves nothing of the package in /etc.
+fake=$tmp/fake
+mkdir -p "$fake/var/lib/dpkg/info" "$fake/var/lib/dpkg/updates" \
+	"$fake/etc/modprobe.d"
+: >"$fake/var/lib/dpkg/status"
+fdpkg() {
+	dpkg --root="$fake" --force-script-chrootless --force-depends \
+		--force-not-root "$@" >>"$tmp/fake-dpkg.log" 2>&1 ||
+		fail_later "dpkg $* into a fake root failed: $(tail -n 5 "$tmp/fake-dpkg.log")"
+}
+fdpkg -i "$daemon_deb"
+[ -e "$fake/etc/modprobe.d/blkbackd.conf" ] &&
+	fail_later "installing wrote /etc/modprobe.d/blkbackd.conf"
+find "$fake/etc" -path '*.wants/*' | grep -q . &&
+	fail_later "installing enabled a unit: $(find "$fake/etc" -path '*.wants/*')"
+printf 'blacklist xen-blkback\ninstall xen-blkback /bin/false\n' \
+	>"$fake/etc/modprobe.d/blkbackd.conf"
+fdpkg -r blkbackd
+[ -e "$fake/etc/modprobe.d/blkbackd.conf" ] &&
+	fail_later "removing left /etc/modprobe.d/blkbackd.conf"
+[ -f "$fake/etc/blkbackd.conf" ] || fail_later "removing took the conffile"
+fdpkg -P blkbackd
+left=$(find "$fake/etc" -type f)
+[ -z "$left" ] || fail_later "purging left $left"
 
 # lintian, as the package would be checked for Debian.
 if ! lintian --fail-on error,warning "$out"/blkbackd_"${version}"_"$arch".changes \
