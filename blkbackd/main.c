@@ -49,11 +49,12 @@ static int check_no_kernel_backend(void)
 	if (stat(path, &st) < 0)
 		return 0;
 	log_err("the kernel's xen-blkback driver is loaded (%s exists) and "
-		"would serve the same devices. Unload it with 'modprobe -r "
-		"xen-blkback' and keep it from loading again with "
-		"'echo \"install xen-blkback /bin/false\" > "
-		"/etc/modprobe.d/blkbackd.conf', or keep it for phy: disks "
-		"and serve backendtype=tap disks only (serve = vbd3)",
+		"serves backend/vbd, which blkbackd would serve too. Either "
+		"hand backend/vbd to blkbackd with 'blkbackd-takeover on' "
+		"(it unloads xen-blkback, with 'modprobe -r xen-blkback', "
+		"and keeps it out; see blkbackd-takeover(8)), or keep "
+		"xen-blkback and serve backendtype=tap disks only "
+		"(serve = vbd3 in blkbackd.conf, Xen 4.19 or later)",
 		path);
 	return -EBUSY;
 }

@@ -12,8 +12,11 @@ BLKBACKD_SYSFS="$WORK/sys" "$BLKBACKD" >"$WORK/out" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] ||
 	fail_later "with xen-blkback bound, exit status $rc, expected 1"
-grep -q "modprobe -r xen-blkback" "$WORK/out" ||
-	fail_later "the refusal does not say how to unload xen-blkback:" \
+grep -q "blkbackd-takeover on" "$WORK/out" ||
+	fail_later "the refusal does not name the command that unloads" \
+		"xen-blkback: $(cat "$WORK/out")"
+grep -q "serve = vbd3" "$WORK/out" ||
+	fail_later "the refusal does not name the way beside xen-blkback:" \
 		"$(cat "$WORK/out")"
 
 for bad in "--workers 0" "--workers x" "--cache sometimes" \

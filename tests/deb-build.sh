@@ -4,8 +4,10 @@
 # `dpkg-buildpackage -us -uc -b` (tests/build-debs.sh, into
 # $top_builddir/debs, where `make check-xen` takes the daemon's package
 # from; a tree already built there is not built again), check what each
-# package holds (the files an operator expects, the conffiles, the unit
-# enabled through dh_installsystemd, and none of the simulator's stand-in
+# package holds (the files an operator expects, the conffiles, no
+# blacklist of xen-blkback, nothing enabled or started on installation,
+# the pre-removal check before the daemon's stop, the package installed,
+# removed and purged in a fake root, and none of the simulator's stand-in
 # Xen libraries in the daemon's package or on the library path), and run
 # lintian, which must report no error or warning. Run by `make check-deb`
 # (about 30 s on two cores when it builds: it builds everything again),
@@ -45,6 +47,8 @@ expect() {
 d=$tmp/daemon.list
 expect "$d" -rwxr-xr-x /usr/sbin/blkbackd
 expect "$d" -rwxr-xr-x /usr/sbin/blkbackctl
+expect "$d" -rwxr-xr-x /usr/sbin/blkbackd-takeover
+expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackd-takeover.8.gz
 expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackctl.8.gz
 expect "$d" -rw-r--r-- /usr/share/bash-completion/completions/blkbackctl
 expect "$d" -rwxr-xr-x /etc/xen/scripts/blkbackd
@@ -52,7 +56,6 @@ expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd.service
 expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd-metrics.socket
 expect "$d" -rw-r--r-- /lib/systemd/system/blkbackd-metrics@.service
 expect "$d" -rw-r--r-- /etc/blkbackd.conf
-expect "$d" -rw-r--r-- /etc/modprobe.d/blkbackd.conf
 expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackd.8.gz
 expect "$d" -rw-r--r-- /usr/share/man/man8/blkbackd-hotplug.8.gz
 expect "$d" -rw-r--r-- /usr/share/man/man5/blkbackd.conf.5.gz
@@ -68,34 +71,73 @@ grep -q '/blkbackd/xensim/libxengnttab\.so\.1' "$s" ||
 # A production host gets no stand-in Xen library, and nothing the simulator
 # ships lands where the dynamic linker looks.
 grep -q 'libxen' "$d" && fail_later "blkbackd ships a libxen* library"
+# Installing changes nothing about the host's disks: no blacklist of
+# xen-blkback (blkbackd-takeover on writes one when asked).
+grep -q ' /etc/modprobe.d/' "$d" && fail_later "blkbackd ships a modprobe.d file"
 grep -E ' /(usr/)?lib/[^/]*/[^/]*\.so' "$s" &&
 	fail_later "blkbackd-sim puts a library on the default library path"
 
 # The unit, the conffiles and the maintainer scripts.
 dpkg-deb -e "$daemon_deb" "$tmp/ctl"
-for f in /etc/blkbackd.conf /etc/modprobe.d/blkbackd.conf \
-	/etc/xen/scripts/blkbackd; do
+for f in /etc/blkbackd.conf /etc/xen/scripts/blkbackd; do
 	grep -qx "$f" "$tmp/ctl/conffiles" || fail_later "$f is not a conffile"
 done
-grep -q 'deb-systemd-helper.*blkbackd.service' "$tmp/ctl/postinst" ||
-	fail_later "postinst does not enable blkbackd.service (dh_installsystemd)"
-# The HTTP metrics endpoint is off until the operator enables it: postinst
-# re-enables it only where it was (dh_installsystemd --no-enable), and
-# starts nothing.
-grep -q "debian-installed 'blkbackd-metrics.socket'" "$tmp/ctl/postinst" ||
-	fail_later "postinst enables blkbackd-metrics.socket on a new installation"
+# Neither the daemon nor the HTTP metrics endpoint is enabled on a new
+# installation: postinst re-enables each only where it was
+# (dh_installsystemd --no-enable); the daemon's start there is a no-op for
+# a disabled unit (deb-systemd-invoke), the socket is not even started.
+for unit in blkbackd.service blkbackd-metrics.socket; do
+	grep -q "debian-installed '$unit'" "$tmp/ctl/postinst" ||
+		fail_later "postinst enables $unit on a new installation"
+done
 grep -q "deb-systemd-invoke.*blkbackd-metrics" "$tmp/ctl/postinst" &&
 	fail_later "postinst starts blkbackd-metrics.socket"
+grep -q "blkbackd-takeover on" "$tmp/ctl/postinst" ||
+	fail_later "postinst does not tell how to take backend/vbd over"
+# prerm refuses a removal under guests before debhelper's part stops the
+# daemon; postrm removes the blacklist.
+refuse=$(grep -n 'blkbackd-takeover guests' "$tmp/ctl/prerm" | cut -d: -f1)
+stop=$(grep -n 'deb-systemd-invoke stop' "$tmp/ctl/prerm" | cut -d: -f1)
+[ -n "$refuse" ] && [ -n "$stop" ] && [ "$refuse" -lt "$stop" ] ||
+	fail_later "prerm does not check for guests before it stops the daemon"
+grep -q 'modprobe.d/blkbackd.conf' "$tmp/ctl/postrm" ||
+	fail_later "postrm does not remove the blacklist"
 dpkg-deb -x "$daemon_deb" "$tmp/root"
 grep -qx 'ExecStart=/usr/sbin/blkbackd' \
 	"$tmp/root/lib/systemd/system/blkbackd.service" ||
 	fail_later "the unit does not start /usr/sbin/blkbackd"
-grep -qx 'install xen-blkback /bin/false' \
-	"$tmp/root/etc/modprobe.d/blkbackd.conf" ||
-	fail_later "the modprobe.d snippet does not keep xen-blkback out"
 "$tmp/root/usr/sbin/blkbackd" --config "$tmp/root/etc/blkbackd.conf" \
 	--check-config >/dev/null ||
 	fail_later "the packaged daemon refuses the packaged /etc/blkbackd.conf"
+
+# The whole package, debhelper's parts of its maintainer scripts included,
+# installed, removed and purged with dpkg into an empty root ($DPKG_ROOT,
+# scripts run chrootless; its dependencies are not there): installing
+# writes no blacklist and enables nothing, removing deletes a blacklist
+# blkbackd-takeover left, purging leaves nothing of the package in /etc.
+fake=$tmp/fake
+mkdir -p "$fake/var/lib/dpkg/info" "$fake/var/lib/dpkg/updates" \
+	"$fake/etc/modprobe.d"
+: >"$fake/var/lib/dpkg/status"
+fdpkg() {
+	dpkg --root="$fake" --force-script-chrootless --force-depends \
+		--force-not-root "$@" >>"$tmp/fake-dpkg.log" 2>&1 ||
+		fail_later "dpkg $* into a fake root failed: $(tail -n 5 "$tmp/fake-dpkg.log")"
+}
+fdpkg -i "$daemon_deb"
+[ -e "$fake/etc/modprobe.d/blkbackd.conf" ] &&
+	fail_later "installing wrote /etc/modprobe.d/blkbackd.conf"
+find "$fake/etc" -path '*.wants/*' | grep -q . &&
+	fail_later "installing enabled a unit: $(find "$fake/etc" -path '*.wants/*')"
+printf 'blacklist xen-blkback\ninstall xen-blkback /bin/false\n' \
+	>"$fake/etc/modprobe.d/blkbackd.conf"
+fdpkg -r blkbackd
+[ -e "$fake/etc/modprobe.d/blkbackd.conf" ] &&
+	fail_later "removing left /etc/modprobe.d/blkbackd.conf"
+[ -f "$fake/etc/blkbackd.conf" ] || fail_later "removing took the conffile"
+fdpkg -P blkbackd
+left=$(find "$fake/etc" -type f)
+[ -z "$left" ] || fail_later "purging left $left"
 
 # lintian, as the package would be checked for Debian.
 if ! lintian --fail-on error,warning "$out"/blkbackd_"${version}"_"$arch".changes \

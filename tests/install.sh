@@ -91,4 +91,34 @@ if [ -f "$script" ]; then
 	sh -n "$script" || fail_later "hotplug script has syntax errors"
 fi
 
+# blkbackctl finds the daemon the unit starts: its default socket is
+# RUNSTATEDIR/blkbackd/control, the unit's daemon makes it in
+# $RUNTIME_DIRECTORY, /run/<RuntimeDirectory=>. Both for this build (what
+# blkbackctl says it uses) and for a build configured with the README's
+# source-install command (what configure chose: the command's arguments
+# run through configure in a scratch directory, nothing built).
+if [ -f "$unit" ]; then
+	rundir=$(sed -n 's/^RuntimeDirectory=//p' "$unit")
+	unit_socket=/run/$rundir/control
+	ctl_socket=$("$top_builddir/tools/blkbackctl/blkbackctl" --help 2>&1 |
+		sed -n 's/.*control socket (default \(.*\))$/\1/p')
+	[ "$ctl_socket" = "$(make_var runstatedir)/blkbackd/control" ] ||
+		fail_later "blkbackctl's default socket '$ctl_socket' is not" \
+			"RUNSTATEDIR/blkbackd/control"
+	readme_args=$(sed -n 's|^ *\./autogen\.sh \(--prefix=[^#]*\).*|\1|p' \
+		"$top_srcdir/README.md" | head -n 1)
+	[ -n "$readme_args" ] ||
+		hard_error "no './autogen.sh --prefix=...' line in README.md"
+	mkdir "$WORK/readme-build"
+	# shellcheck disable=SC2086 # the README's arguments, as words
+	(cd "$WORK/readme-build" && "$top_srcdir/configure" -q $readme_args) \
+		>"$WORK/readme-configure.log" 2>&1 ||
+		hard_error "configure $readme_args failed (readme-configure.log)"
+	readme_rundir=$(top_builddir=$WORK/readme-build make_var runstatedir)
+	[ "$readme_rundir/blkbackd/control" = "$unit_socket" ] ||
+		fail_later "README's './autogen.sh $readme_args' gives blkbackctl" \
+			"$readme_rundir/blkbackd/control, the unit's daemon" \
+			"listens on $unit_socket"
+fi
+
 finish "install layout OK under $dest"

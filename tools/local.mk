@@ -3,6 +3,10 @@
 # libxl runs /etc/xen/scripts/<script=> for each disk; it must be executable.
 dist_xenscript_SCRIPTS = tools/hotplug/blkbackd
 
+# The explicit step that hands backend/vbd from xen-blkback to blkbackd and
+# back; the Debian package's maintainer scripts use it too.
+dist_sbin_SCRIPTS = tools/blkbackd-takeover
+
 # The sample /etc/blkbackd.conf: every setting, commented out, at its
 # default. Not installed by `make install`, which must not overwrite an
 # operator's file; the Debian package ships it as a conffile.
@@ -31,8 +35,10 @@ tools/systemd/blkbackd-metrics@.service: \
 
 # Packaging tests: the install layout, the hotplug script, and the unit's
 # validity and hardening.
-TESTS += tests/install.sh tests/hotplug.sh tests/unit-security.sh
-EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh
+TESTS += tests/install.sh tests/hotplug.sh tests/unit-security.sh \
+	tests/takeover.sh tests/deb-scripts.sh
+EXTRA_DIST += tests/install.sh tests/hotplug.sh tests/unit-security.sh \
+	tests/takeover.sh tests/deb-scripts.sh tests/lib-takeover.sh
 
 # blkbackctl: the control socket's client.
 sbin_PROGRAMS += tools/blkbackctl/blkbackctl

@@ -6,8 +6,9 @@
 # as dom0-test.sh does, whose functions it uses.
 #
 # 1. The bookworm-built blkbackd package installs here with dpkg (its
-#    dependencies are Debian 13's packages of the same names) and its
-#    programs run: ldd finds every library.
+#    dependencies are Debian 13's packages of the same names), leaves
+#    xen-blkback alone (no blacklist), and its programs run: ldd finds
+#    every library.
 # 2. xen-blkback is loaded and blkbackd starts beside it with --serve vbd3.
 # 3. One PV guest (e2e-tap) with two disks: xvda is phy: on a loop device
 #    made here (xen-blkback), xvdb the line a user writes for a tap disk,
@@ -23,6 +24,8 @@
 #    reason.
 # shellcheck source=tests/e2e/dom0-test.sh
 E2E_FUNCTIONS_ONLY=1 . /work/e2e/dom0-test.sh
+# blkbackd serves backend/vbd3 beside xen-blkback: no takeover.
+KEEP_XEN_BLKBACK=1
 
 BE3=/local/domain/0/backend/vbd3
 G=e2e-tap
@@ -65,14 +68,17 @@ EOF
 	chmod 755 "$s"
 }
 
-# The package's modprobe.d conffile keeps xen-blkback from loading; an
-# operator who keeps xen-blkback beside blkbackd empties it (README.md).
+# Installing the package leaves xen-blkback alone: no blacklist (only
+# blkbackd-takeover on writes one), so an operator who keeps it beside
+# blkbackd has nothing to undo.
 let_blkback_load() {
 	local f=/etc/modprobe.d/blkbackd.conf
 
-	[ -e "$f" ] || return 0
-	: >"$f"
-	echo "e2e: emptied $f, as an operator keeping xen-blkback does"
+	if [ -e "$f" ]; then
+		result FAIL package-leaves-xen-blkback-alone "$f: $(tr '\n' ' ' <"$f")"
+	else
+		result PASS package-leaves-xen-blkback-alone
+	fi
 }
 
 # blkbackd with the installed unit's command line and --serve vbd3, while

@@ -23,6 +23,8 @@
 #    default kernel path (loop + xen-blkback), and the throughput and IOPS
 #    of both paths with their ratio.
 # 5. The concurrent-guests comparison of both paths (concurrency.sh).
+# 6. The package's cycle, install -> use -> remove -> purge, with phy:
+#    guests on xen-blkback before and after (package.sh, part package).
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 E=/work/e2e
@@ -359,12 +361,12 @@ launch_daemon() { # COMMAND LOG
 
 # Install the daemon's Debian package (built by run.sh with
 # dpkg-buildpackage) into the system at ROOT with dpkg, as its
-# administrator does there: the maintainer scripts run (postinst enables
-# blkbackd.service; without a running systemd nothing is started) and the
-# dependencies must be installed already (the cached root has them).
-# The cached root holds the modprobe.d snippet that the README has
-# `make install` users write; the package brings its own as a conffile,
-# which dpkg would otherwise stop to ask about. Prints the version.
+# administrator does there: the maintainer scripts run (they enable and
+# start nothing) and the dependencies must be installed already (the
+# cached root has them). The cached root holds the blacklist of
+# xen-blkback that build-dom0.sh wrote; it goes first, so that the
+# administrator's explicit step, `blkbackd-takeover on` (takeover_on),
+# writes it again. Prints the version.
 install_package() { # NAME ROOT
 	local deb out rc=0
 	deb=$(ls "$E"/debs/blkbackd_*.deb 2>/dev/null | head -n 1)
@@ -391,15 +393,39 @@ install_package() { # NAME ROOT
 	fi
 }
 
+# The administrator's step that hands backend/vbd to blkbackd, in the
+# system at ROOT (docs/driver-domain.md, blkbackd-takeover(8)).
+takeover_on() { # NAME ROOT
+	local out rc=0
+	if [ "$2" = / ]; then
+		out=$(blkbackd-takeover on 2>&1) || rc=$?
+	else
+		mount --bind /proc "$2/proc" || return 1
+		out=$(chroot "$2" blkbackd-takeover on 2>&1) || rc=$?
+		umount "$2/proc"
+	fi
+	echo "$out" | sed "s|^|e2e: $1: |"
+	if [ $rc -eq 0 ] &&
+		grep -qx 'install xen-blkback /bin/false' "$2/etc/modprobe.d/blkbackd.conf"; then
+		result PASS "$1"
+	else
+		result FAIL "$1" "exit $rc: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+}
+
 DPID=
 DAEMON_CMD=
-# Install blkbackd's package (once) and read the command line of its
+# Install blkbackd's package (once), hand it backend/vbd unless
+# KEEP_XEN_BLKBACK is set, and read the command line of its
 # installed unit file into DAEMON_CMD, with the options of
 # BLKBACKD_E2E_DAEMON_ARGS after it.
 install_blkbackd() {
 	local unit args
 	[ -z "$DAEMON_CMD" ] || return 0
 	install_package package-installed / || return 1
+	# The Debian 13 dom0 keeps xen-blkback (dom0-test-xen420.sh).
+	[ -n "${KEEP_XEN_BLKBACK:-}" ] || takeover_on takeover-on / || return 1
 	unit=$(ls /lib/systemd/system/blkbackd.service \
 		/usr/lib/systemd/system/blkbackd.service 2>/dev/null | head -n 1)
 	if [ -z "$unit" ] || [ ! -x /etc/xen/scripts/blkbackd ]; then
@@ -1383,10 +1409,11 @@ loop_bindings() {
 
 # What docs/driver-domain.md has the domain's administrator do, done in
 # its root from here (systemctl --root, chroot): the package installed
-# with dpkg (its postinst enables blkbackd.service), the `block` script
+# with dpkg, backend/vbd taken over (blkbackd-takeover on), the `block` script
 # taken over, and `xl devd` run by the recipe's unit, both enabled.
 dd_recipe() { # ROOT
 	install_package $DD/package-installed "$1" || return 1
+	takeover_on $DD/takeover-on "$1" || return 1
 	if chroot "$1" dpkg-divert --local --rename --add /etc/xen/scripts/block &&
 		ln -s blkbackd "$1/etc/xen/scripts/block"; then
 		result PASS $DD/block-script-taken-over "$(ls -l "$1/etc/xen/scripts/block" | sed 's/.* -> //')"
@@ -1914,6 +1941,13 @@ case " $PARTS " in
 	concurrency_comparison
 	;;
 esac
+if has_part package; then
+	# shellcheck source=tests/e2e/package.sh
+	. "$E/package.sh"
+	t_part=$(uptime_s)
+	guest_package
+	echo "E2E-BENCH package: the part took $(($(uptime_s) - t_part)) s"
+fi
 echo "----- blkbackd log (last 40 lines)"
 tail -n 40 "$DAEMON_LOG"
 echo "E2E-SUMMARY: $npass passed, $nfail failed, $nskip skipped"

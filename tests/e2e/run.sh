@@ -12,10 +12,10 @@
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
 #   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain migrate nbd
-#                             rbd kernel concurrency xen420" (default), or
-#                             some of "blkbackd stages pvh hvm
-#                             driverdomain migrate nbd rbd kernel
-#                             concurrency xen420" (see README.md;
+#                             rbd kernel concurrency package xen420"
+#                             (default), or some of "blkbackd stages pvh
+#                             hvm driverdomain migrate nbd rbd kernel
+#                             concurrency package xen420" (see README.md;
 #                             xen420 is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 #   BLKBACKD_E2E_INJECT       test knobs, crashes on purpose that the test
@@ -38,7 +38,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd kernel concurrency xen420}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd kernel concurrency package xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
 daemon_args=${BLKBACKD_E2E_DAEMON_ARGS:-}
 conc_variant=${BLKBACKD_E2E_CONC_VARIANT:-}
@@ -222,7 +222,7 @@ make_work_disk() {
 	cp "$daemon_deb" "$s/e2e/debs/"
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
 		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-test.sh" \
-		"$here/nbd.sh" "$here/rbd.sh" "$s/e2e/"
+		"$here/nbd.sh" "$here/rbd.sh" "$here/package.sh" "$s/e2e/"
 	# Part rbd's cluster: the script is in the simulator's package,
 	# which never reaches a Xen host.
 	install -m 755 "$top_srcdir/tools/ceph/ceph-cluster.in" "$s/e2e/ceph-cluster"
