@@ -156,15 +156,15 @@ static void vbd_refuse(struct vbd *v, const char *why)
  * physical-device-path (libxl__device_disk_find_local_path() in libxl
  * 4.17), read after the script ran; without it the guest has no emulated
  * disk to boot from. So the image blkbackd opened is written there before
- * InitWait. libxl does not read it for a driver domain's disks. An NBD or
- * RBD target is no local file: QEMU gets nothing, and the guest has its
- * PV disk only, as before.
+ * InitWait. libxl does not read it for a driver domain's disks. An image
+ * without BLK_CAP_LOCAL (an NBD, RBD or null target) is no local file:
+ * QEMU gets nothing, and the guest has its PV disk only, as before.
  */
 static void vbd_publish_image_path(struct vbd *v)
 {
 	int ret;
 
-	if (v->image.fd < 0)
+	if (!(v->image.caps & BLK_CAP_LOCAL))
 		return;
 	ret = blk_xenbus_write_image_path(v->d->xs, v->be, v->image_path);
 	if (ret < 0)

@@ -15,6 +15,12 @@ tests_test_parse_LDADD = libblk/libblk.la
 tests_test_throttle_SOURCES = tests/test-throttle.c tests/check.h
 tests_test_throttle_LDADD = libblk/libblk.la
 
+# The capabilities each kind of image declares (libblk/backend.h).
+TESTS += tests/test-image-caps
+check_PROGRAMS += tests/test-image-caps
+tests_test_image_caps_SOURCES = tests/test-image-caps.c tests/check.h
+tests_test_image_caps_LDADD = libblk/libblk.la
+
 # blkback-bench's plot axes: round ticks, plain labels.
 TESTS += tests/test-bench-axis
 check_PROGRAMS += tests/test-bench-axis
