@@ -28,6 +28,11 @@
  */
 void vbd_backend_changed(struct daemon *d, const char *path);
 void vbd_frontend_changed(struct daemon *d, const char *path);
+/*
+ * A watch of the daemon's fired at @path: routed by its @token (one of
+ * the above, or @releaseDomain's) to the devices it concerns. Main thread.
+ */
+void vbd_watch_fired(struct daemon *d, const char *path, const char *token);
 /* Look at every device an event named since the last call. Main thread. */
 void vbd_reconcile_stale(struct daemon *d);
 /* A domain died: devices whose frontend is gone are torn down. */
