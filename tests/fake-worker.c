@@ -88,6 +88,15 @@ unsigned int fake_closing_rings(const struct daemon *d)
 	return count_rings(d, true);
 }
 
+uint64_t fake_ring_cookie(const struct daemon *d, unsigned int i)
+{
+	for (unsigned int w = 0; w < d->nr_workers; w++)
+		for (unsigned int r = 0; r < d->workers[w]->nr; r++)
+			if (!d->workers[w]->rings[r].closing && i-- == 0)
+				return d->workers[w]->rings[r].cookie;
+	return 0;
+}
+
 /* Tell the main loop that rings closed, as a worker does. */
 static void signal_closed(int fd)
 {

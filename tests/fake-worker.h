@@ -54,6 +54,8 @@ uint64_t fake_last_resize(void);
 unsigned int fake_live_rings(const struct daemon *d);
 /* Rings disconnected whose closing was not taken back yet. */
 unsigned int fake_closing_rings(const struct daemon *d);
+/* The cookie of the @i-th ring connected, in no order; 0: none. */
+uint64_t fake_ring_cookie(const struct daemon *d, unsigned int i);
 
 /*
  * While @hold, disconnected rings stay closing; once released, they close

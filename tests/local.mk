@@ -47,6 +47,7 @@ TESTS += tests/vbd-states.sh
 EXTRA_DIST += tests/vbd-states.sh
 check_PROGRAMS += tests/test-vbd
 VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
+	tests/vbd-rig.c tests/vbd-rig.h \
 	blkbackd/vbd.c blkbackd/vbd-registry.c blkbackd/vbd-image.c \
 	blkbackd/vbd-rings.c blkbackd/vbd-watch.c blkbackd/vbd-limits.c \
 	blkbackd/vbd-stats.c blkbackd/opener.c blkbackd/host-errors.c \

@@ -16,21 +16,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <syslog.h>
 #include <unistd.h>
 #include <xenstore.h>
 
-#include "blkbackd/host-errors.h"
 #include "blkbackd/log.h"
-#include "blkbackd/opener.h"
 #include "blkbackd/vbd.h"
 #include "tests/check.h"
 #include "tests/fake-worker.h"
+#include "tests/vbd-rig.h"
 #include "tools/xensim/toolstack.h"
 
 #define DOMID 5
@@ -46,21 +43,6 @@ static struct xs_handle *ts; /* the toolstack's and the frontend's */
 static char image[300];
 
 /* ---- xenstore as the toolstack and the frontend write it ---- */
-
-static void put(const char *dir, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void put(const char *dir, const char *key, const char *fmt, ...)
-{
-	char path[256], val[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(val, sizeof(val), fmt, ap);
-	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", dir, key);
-	REQUIRE(xs_write(ts, XBT_NULL, path, val, (unsigned int)strlen(val)));
-}
 
 /* @dir/@key's value (freed by the next call), or NULL when absent. */
 static const char *get(const char *dir, const char *key)
@@ -105,7 +87,6 @@ static void settle(void)
 	for (int round = 0; round < 50; round++) {
 		char want[64];
 		bool news = false;
-		uint64_t n;
 
 		snprintf(want, sizeof(want), "%s/%u", SYNC, ++seq);
 		REQUIRE(xs_write(ts, XBT_NULL, want, "", 0));
@@ -125,10 +106,8 @@ static void settle(void)
 			if (mine)
 				break;
 		}
-		if (read(d.closed_fd, &n, sizeof(n)) == sizeof(n)) {
-			vbd_rings_closed(&d);
+		if (rig_rings_closed(&d))
 			news = true;
-		}
 		vbd_reconcile_stale(&d);
 		if (!news)
 			return;
@@ -140,21 +119,7 @@ static void settle(void)
 /* The toolstack plugs the disk @params, as libxl does without a script. */
 static void plug(const char *params)
 {
-	put(FE, "backend", BE);
-	put(FE, "backend-id", "0");
-	put(FE, "virtual-device", "51712");
-	put(FE, "device-type", "disk");
-	put(FE, "state", "1");
-	put(BE, "frontend", FE);
-	put(BE, "frontend-id", "%d", DOMID);
-	put(BE, "params", "%s", params);
-	put(BE, "mode", "w");
-	put(BE, "dev", "xvda");
-	put(BE, "type", "phy");
-	put(BE, "device-type", "disk");
-	put(BE, "removable", "0");
-	put(BE, "online", "1");
-	put(BE, "state", "1");
+	rig_plug(ts, BE, FE, DOMID, params, "w");
 }
 
 /* The toolstack removes both directories, as libxl's unplug ends. */
@@ -164,19 +129,17 @@ static void unplug(void)
 	rm(FE);
 }
 
-/* A Linux blkfront's one-queue, one-page ring, and its @state. */
 static void frontend_rings(int state)
 {
-	put(FE, "ring-ref", "8");
-	put(FE, "event-channel", "9");
-	put(FE, "protocol", "x86_64-abi");
-	put(FE, "feature-persistent", "1");
-	put(FE, "state", "%d", state);
+	rig_frontend_rings(ts, FE, state);
 }
 
 static void frontend_state(int state)
 {
-	put(FE, "state", "%d", state);
+	char s[16];
+
+	snprintf(s, sizeof(s), "%d", state);
+	rig_put(ts, FE, "state", s);
 }
 
 static long be_state(void)
@@ -324,12 +287,12 @@ static void test_open_fails(void)
 	clean_slate();
 
 	plug("/nonexistent/disk.img");
-	put(BE, "script", "/etc/xen/scripts/block");
+	rig_put(ts, BE, "script", "/etc/xen/scripts/block");
 	settle();
 	/* In dom0 with a script: InitWait, the error waiting for it. */
 	CHECK_EQ(be_state(), XenbusStateInitWait);
 	CHECK(has(BE, "error"));
-	put(BE, "hotplug-status", "error");
+	rig_put(ts, BE, "hotplug-status", "error");
 	settle();
 	CHECK_EQ(be_state(), XenbusStateClosing);
 	CHECK_EQ(fake_calls(FAKE_CONNECT), connects);
@@ -431,35 +394,6 @@ static void test_resize(void)
 
 /* ---- the daemon around it ---- */
 
-static void start_daemon(void)
-{
-	REQUIRE(options_set_defaults(&d.opts) == 0);
-	d.xs = xs_open(0);
-	REQUIRE(d.xs != NULL);
-	snprintf(d.be_root[0], sizeof(d.be_root[0]), "%s", ROOT);
-	d.nr_roots = 1;
-	REQUIRE(xs_watch(d.xs, ROOT, VBD_TOKEN_BACKEND));
-	REQUIRE(xs_watch(d.xs, "@releaseDomain", VBD_TOKEN_RELEASE));
-	REQUIRE(xs_watch(d.xs, SYNC, SYNC_TOKEN));
-	blk_budget_init(&d.mappings, (long)d.opts.max_mapped_grants);
-	d.closed_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	REQUIRE(d.closed_fd >= 0);
-	fake_workers_start(&d, 2);
-	REQUIRE(host_errors_create(&d.host_errors, 60) == 0);
-	REQUIRE(opener_new(&d.opener) == 0);
-}
-
-static void stop_daemon(void)
-{
-	vbd_release_all(&d);
-	opener_free(d.opener);
-	host_errors_destroy(d.host_errors);
-	fake_workers_stop(&d);
-	close(d.closed_fd);
-	xs_close(d.xs);
-	options_release(&d.opts);
-}
-
 int main(void)
 {
 	const char *simdir = getenv("XENSIM_DIR");
@@ -482,7 +416,10 @@ int main(void)
 	ts = xs_open(0);
 	REQUIRE(ts != NULL);
 	REQUIRE(toolstack_domain_create(ts, simdir, DOMID, 64) == 0);
-	start_daemon();
+	d.xs = xs_open(0);
+	REQUIRE(d.xs != NULL);
+	rig_start(&d, d.xs, ROOT, 2);
+	REQUIRE(xs_watch(d.xs, SYNC, SYNC_TOKEN));
 	settle();
 
 	test_normal_path();
@@ -494,7 +431,8 @@ int main(void)
 	test_reconnects();
 	test_resize();
 
-	stop_daemon();
+	rig_stop(&d);
+	xs_close(d.xs);
 	toolstack_domain_destroy(ts, simdir, DOMID, true);
 	xs_close(ts);
 	return check_done("test-vbd");
