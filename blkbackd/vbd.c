@@ -491,7 +491,12 @@ static void vbd_reconcile(struct vbd *v)
 		 */
 		if (xenbus_read_state(v->d->xs, v->be) == XenbusStateUnknown)
 			vbd_forget(v);
-		else
+		else if (!v->failed)
+			/*
+			 * Once: the failure's own write fires the backend
+			 * watch, and failing again there would write again,
+			 * for ever (tests/fuzz/vbd.c found it).
+			 */
 			vbd_fail(v, "the backend's frontend node is missing "
 				    "or malformed");
 		return;

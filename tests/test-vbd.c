@@ -392,6 +392,26 @@ static void test_resize(void)
 	REQUIRE(truncate(image, DISK_BYTES) == 0);
 }
 
+/*
+ * A malformed frontend node in the backend directory fails the device
+ * once: the failure's own write fires the backend watch, which must not
+ * fail it again, and again (settle() gives up on a device that never
+ * settles).
+ */
+static void test_frontend_path_malformed(void)
+{
+	const char *err;
+
+	plug(image);
+	rig_put(ts, BE, "frontend", "relative/path");
+	settle();
+	CHECK_EQ(be_state(), XenbusStateClosing);
+	err = get(BE, "error");
+	CHECK(err && strstr(err, "frontend node"));
+	CHECK_EQ(fake_calls(FAKE_CONNECT), fake_calls(FAKE_DISCONNECT));
+	clean_slate();
+}
+
 /* ---- the daemon around it ---- */
 
 int main(void)
@@ -430,6 +450,7 @@ int main(void)
 	test_out_of_order();
 	test_reconnects();
 	test_resize();
+	test_frontend_path_malformed();
 
 	rig_stop(&d);
 	xs_close(d.xs);
