@@ -465,15 +465,20 @@ static void vbd_reconcile(struct vbd *v)
 	enum xenbus_state be_state;
 	enum xenbus_state fe_state;
 
-	/* Looked at again when its last ring has closed. */
-	if (v->closing)
-		return;
 	be_state = xenbus_read_state(v->d->xs, v->be);
 	if (be_state == XenbusStateUnknown) {
-		/* The toolstack removed the device. */
+		/*
+		 * The toolstack removed the device: forgotten, once its rings
+		 * closed if they still close, so that a directory made anew
+		 * meanwhile is a new device, not this one's failure
+		 * (tests/fuzz/vbd.c found it).
+		 */
 		vbd_forget(v);
 		return;
 	}
+	/* Looked at again when its last ring has closed. */
+	if (v->closing)
+		return;
 	/*
 	 * Taken offline and closed: the toolstack is removing it (its hotplug
 	 * script's remove can make it look new again). Never offer it again,

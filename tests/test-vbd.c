@@ -412,6 +412,37 @@ static void test_frontend_path_malformed(void)
 	clean_slate();
 }
 
+/*
+ * A device fails while its ring still closes (slow storage), and the
+ * toolstack removes its directory (libxl does after 10 s) and plugs the
+ * disk again: once the ring closed, the new directory is a new device,
+ * offered without the old one's failure.
+ */
+static void test_replugged_while_closing(void)
+{
+	test_normal_path();
+	fake_workers_hold(&d, true);
+	vbd_ring_broken(&d, fake_ring_cookie(&d, 0));
+	settle();
+	CHECK_EQ(be_state(), XenbusStateClosing);
+	CHECK(has(BE, "error"));
+	unplug();
+	settle();
+	plug(image);
+	settle();
+	CHECK_EQ(fake_closing_rings(&d), 1);
+	fake_workers_hold(&d, false);
+	settle();
+	CHECK_EQ(fake_closing_rings(&d), 0);
+	CHECK_EQ(be_state(), XenbusStateInitWait);
+	CHECK(!has(BE, "error"));
+	frontend_rings(XenbusStateInitialised);
+	settle();
+	CHECK_EQ(be_state(), XenbusStateConnected);
+	CHECK_EQ(fake_live_rings(&d), 1);
+	clean_slate();
+}
+
 /* ---- the daemon around it ---- */
 
 int main(void)
@@ -451,6 +482,7 @@ int main(void)
 	test_reconnects();
 	test_resize();
 	test_frontend_path_malformed();
+	test_replugged_while_closing();
 
 	rig_stop(&d);
 	xs_close(d.xs);
