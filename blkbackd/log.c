@@ -89,6 +89,10 @@ static int log_to_journal(int priority, const char *line,
 /* A message, about @disk (or NULL) and caused by @err. */
 static void log_vmsg(int priority, const struct log_disk *disk, int err,
 		     const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+static void log_vmsg(int priority, const struct log_disk *disk, int err,
+		     const char *fmt, va_list ap)
 {
 	char line[1024];
 

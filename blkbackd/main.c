@@ -207,24 +207,12 @@ static int open_xenstore(struct daemon *d)
 	return 0;
 }
 
-static void dispatch_watch(struct daemon *d, char **ev)
-{
-	const char *path = ev[XS_WATCH_PATH], *token = ev[XS_WATCH_TOKEN];
-
-	if (strcmp(token, VBD_TOKEN_BACKEND) == 0)
-		vbd_backend_changed(d, path);
-	else if (strcmp(token, VBD_TOKEN_FRONTEND) == 0)
-		vbd_frontend_changed(d, path);
-	else if (strcmp(token, VBD_TOKEN_RELEASE) == 0)
-		vbd_domains_released(d);
-}
-
 static void drain_watches(struct daemon *d)
 {
 	char **ev;
 
 	while ((ev = xs_check_watch(d->xs)) != NULL) {
-		dispatch_watch(d, ev);
+		vbd_watch_fired(d, ev[XS_WATCH_PATH], ev[XS_WATCH_TOKEN]);
 		free(ev);
 	}
 	vbd_reconcile_stale(d);

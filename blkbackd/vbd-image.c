@@ -14,7 +14,6 @@
 
 #include "blkbackd/opener.h"
 #include "blkbackd/vbd-internal.h"
-#include "libblk/backend-nbd.h" /* blk_nbd_is_uri() */
 
 static const char *const image_phase_names[] = {
 	[VBD_IMAGE_NONE] = "none",
@@ -221,16 +220,20 @@ static bool vbd_await_handover(struct vbd *v, const char *path)
 }
 
 /*
- * An NBD export has no lock that a migration's two ends meet at (an image
- * file and an RBD image have theirs, and the second writer gets -EBUSY):
- * a device of the same VM that has @path open writable stands for it, so
- * that the receiving device waits for its release as for a file's.
- * Without that it would connect beside the sending device, whose requests
- * in flight at the suspend could still land after the receiver's writes.
+ * A store that keeps data but has no lock that a migration's two ends
+ * meet at (an NBD export; an image file and an RBD image have theirs, and
+ * the second writer gets -EBUSY): a device of the same VM that has @path
+ * open writable stands for the lock, so that the receiving device waits
+ * for its release as for a file's. Without that it would connect beside
+ * the sending device, whose requests in flight at the suspend could
+ * still land after the receiver's writes.
  */
 static bool vbd_export_held(struct vbd *v, const char *path)
 {
-	return blk_nbd_is_uri(path) && vbd_handover_holder(v, path);
+	unsigned int caps = blk_image_caps_of(path);
+
+	return (caps & BLK_CAP_STORES) && !(caps & BLK_CAP_LOCK) &&
+	       vbd_handover_holder(v, path);
 }
 
 /* @path was closed by a device: whoever waits for it looks again. */
@@ -262,22 +265,22 @@ static const char *open_advice(int err)
 }
 
 /*
- * A remote store's image is opened on an opener thread (opener.h), so
- * that a store that is away (an NBD server that accepts and never
- * answers, a Ceph monitor nobody reaches) holds up its own device only.
- * Such an attempt that fails because the store is away is tried again,
- * after 1 s, then doubling up to 30 s between attempts, for as long as
- * the device exists: the device waits, and says why in its error node
- * and the log. Any other failure (no such export or image, a read-only
- * export for a writable disk, a lock held elsewhere) is the device's
- * answer, as for a file.
+ * A remote store's image (BLK_CAP_REMOTE_OPEN) is opened on an opener
+ * thread (opener.h), so that a store that is away (an NBD server that
+ * accepts and never answers, a Ceph monitor nobody reaches) holds up its
+ * own device only. Such an attempt that fails because the store is away
+ * is tried again, after 1 s, then doubling up to 30 s between attempts,
+ * for as long as the device exists: the device waits, and says why in
+ * its error node and the log. Any other failure (no such export or
+ * image, a read-only export for a writable disk, a lock held elsewhere)
+ * is the device's answer, as for a file.
  */
 #define OPEN_RETRY_FIRST_MS 1000u
 #define OPEN_RETRY_MAX_MS 30000u
 
 static bool vbd_store_is_remote(const char *path)
 {
-	return blk_nbd_is_uri(path) || blk_rbd_is_target(path);
+	return blk_image_caps_of(path) & BLK_CAP_REMOTE_OPEN;
 }
 
 /* Errors that mean the store did not answer, or is not there now. */
@@ -392,15 +395,16 @@ static void vbd_warn_world_readable(struct vbd *v)
 }
 
 /*
- * A writable RBD image without the exclusive-lock feature has nothing
- * that keeps a second writer out (another host's daemon, another disk):
- * refused, unless the operator allowed it, and then said. -EPERM and
- * @why when refused.
+ * A writable image of a kind that locks (BLK_CAP_LOCK) but which could
+ * not take the lock has nothing that keeps a second writer out (another
+ * host's daemon, another disk): refused, unless the operator allowed it,
+ * and then said. Only an RBD image without its exclusive-lock feature is
+ * so (libblk/backend-rbd.h). -EPERM and @why when refused.
  */
 static int vbd_check_single_writer(struct vbd *v, struct vbd_why *why)
 {
-	if (!v->image.rbd || v->image.readonly ||
-	    blk_rbd_single_writer(v->image.rbd))
+	if (v->image.readonly || (v->image.caps & BLK_CAP_LOCK) ||
+	    !(blk_image_caps_of(v->image_path) & BLK_CAP_LOCK))
 		return 0;
 	if (!v->d->opts.rbd_allow_no_exclusive_lock)
 		return vbd_why(why, -EPERM,
@@ -503,9 +507,9 @@ static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 		blk_image_set_nbd_reconnect(
 			&v->image, v->d->opts.nbd_reconnect_timeout * 1000,
 			vbd_nbd_said, v);
-		/* An NBD export or an RBD image has no file (fd < 0). */
+		/* The cache mode is a local file's (BLK_CAP_LOCAL). */
 		if (v->d->opts.cache == BLK_CACHE_NONE && !v->image.direct &&
-		    v->image.fd >= 0)
+		    (v->image.caps & BLK_CAP_LOCAL))
 			vbd_log(v, LOG_NOTICE, 0,
 				"the filesystem of %s refuses O_DIRECT; "
 				"serving it through the page cache "
@@ -707,8 +711,8 @@ static void vbd_check_image(struct vbd *v)
 	struct stat st;
 	bool deleted, shrunk;
 
-	if (!vbd_image_open(v) || v->image.fd < 0 || v->image.blockdev ||
-	    fstat(v->image.fd, &st) < 0)
+	if (!vbd_image_open(v) || !(v->image.caps & BLK_CAP_LOCAL) ||
+	    v->image.blockdev || fstat(v->image.fd, &st) < 0)
 		return;
 	deleted = st.st_nlink == 0;
 	shrunk = (uint64_t)st.st_size < disk_bytes;

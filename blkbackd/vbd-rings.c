@@ -238,10 +238,12 @@ int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to)
 	int ret;
 
 	/*
-	 * Not while the device closes; not an NBD disk's ring, whose backend
-	 * is a connection to its server that a move would make anew.
+	 * Not while the device closes; not a ring whose backend cannot be
+	 * made anew on another worker unnoticed (BLK_CAP_MOVE: an NBD
+	 * disk's is a connection to its server).
 	 */
-	if (!v || q >= v->nr_queues || v->closing || v->image.nbd_uri)
+	if (!v || q >= v->nr_queues || v->closing ||
+	    !(v->image.caps & BLK_CAP_MOVE))
 		return -EBUSY;
 	vq = &v->queue[q];
 	if (vq->moving_to || vq->w == to)

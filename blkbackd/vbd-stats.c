@@ -80,7 +80,8 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);
 		vbd_stats(v, &info.stats);
-		info.nbd = vbd_image_open(v) && v->image.nbd_uri;
+		info.nbd = vbd_image_open(v) &&
+			   (v->image.caps & BLK_CAP_RECONNECT);
 		if (info.nbd)
 			blk_nbd_link_read(&v->image.nbd_link.stats,
 					  &info.nbd_link);

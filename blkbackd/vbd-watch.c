@@ -214,3 +214,13 @@ void vbd_frontend_changed(struct daemon *d, const char *path)
 		}
 	}
 }
+
+void vbd_watch_fired(struct daemon *d, const char *path, const char *token)
+{
+	if (strcmp(token, VBD_TOKEN_BACKEND) == 0)
+		vbd_backend_changed(d, path);
+	else if (strcmp(token, VBD_TOKEN_FRONTEND) == 0)
+		vbd_frontend_changed(d, path);
+	else if (strcmp(token, VBD_TOKEN_RELEASE) == 0)
+		vbd_domains_released(d);
+}

@@ -156,15 +156,15 @@ static void vbd_refuse(struct vbd *v, const char *why)
  * physical-device-path (libxl__device_disk_find_local_path() in libxl
  * 4.17), read after the script ran; without it the guest has no emulated
  * disk to boot from. So the image blkbackd opened is written there before
- * InitWait. libxl does not read it for a driver domain's disks. An NBD or
- * RBD target is no local file: QEMU gets nothing, and the guest has its
- * PV disk only, as before.
+ * InitWait. libxl does not read it for a driver domain's disks. An image
+ * without BLK_CAP_LOCAL (an NBD, RBD or null target) is no local file:
+ * QEMU gets nothing, and the guest has its PV disk only, as before.
  */
 static void vbd_publish_image_path(struct vbd *v)
 {
 	int ret;
 
-	if (v->image.fd < 0)
+	if (!(v->image.caps & BLK_CAP_LOCAL))
 		return;
 	ret = blk_xenbus_write_image_path(v->d->xs, v->be, v->image_path);
 	if (ret < 0)
@@ -465,15 +465,20 @@ static void vbd_reconcile(struct vbd *v)
 	enum xenbus_state be_state;
 	enum xenbus_state fe_state;
 
-	/* Looked at again when its last ring has closed. */
-	if (v->closing)
-		return;
 	be_state = xenbus_read_state(v->d->xs, v->be);
 	if (be_state == XenbusStateUnknown) {
-		/* The toolstack removed the device. */
+		/*
+		 * The toolstack removed the device: forgotten, once its rings
+		 * closed if they still close, so that a directory made anew
+		 * meanwhile is a new device, not this one's failure
+		 * (tests/fuzz/vbd.c found it).
+		 */
 		vbd_forget(v);
 		return;
 	}
+	/* Looked at again when its last ring has closed. */
+	if (v->closing)
+		return;
 	/*
 	 * Taken offline and closed: the toolstack is removing it (its hotplug
 	 * script's remove can make it look new again). Never offer it again,
@@ -491,7 +496,12 @@ static void vbd_reconcile(struct vbd *v)
 		 */
 		if (xenbus_read_state(v->d->xs, v->be) == XenbusStateUnknown)
 			vbd_forget(v);
-		else
+		else if (!v->failed)
+			/*
+			 * Once: the failure's own write fires the backend
+			 * watch, and failing again there would write again,
+			 * for ever (tests/fuzz/vbd.c found it).
+			 */
 			vbd_fail(v, "the backend's frontend node is missing "
 				    "or malformed");
 		return;

@@ -28,6 +28,11 @@
  */
 void vbd_backend_changed(struct daemon *d, const char *path);
 void vbd_frontend_changed(struct daemon *d, const char *path);
+/*
+ * A watch of the daemon's fired at @path: routed by its @token (one of
+ * the above, or @releaseDomain's) to the devices it concerns. Main thread.
+ */
+void vbd_watch_fired(struct daemon *d, const char *path, const char *token);
 /* Look at every device an event named since the last call. Main thread. */
 void vbd_reconcile_stale(struct daemon *d);
 /* A domain died: devices whose frontend is gone are torn down. */
@@ -49,8 +54,8 @@ void vbd_ring_broken(struct daemon *d, uint64_t cookie);
  * it as for a restart, leaving what it did not start on the ring, and
  * once it closed vbd_rings_closed() connects it on @to. -EBUSY when the
  * ring cannot move now: its device connects or closes, it moves already,
- * it is on @to, or it is an NBD disk's (a move would reconnect to the
- * server). Main thread.
+ * it is on @to, or its image cannot move (no BLK_CAP_MOVE: an NBD disk's,
+ * which a move would reconnect to the server). Main thread.
  */
 int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to);
 /* Whether a vbd_move_ring() has not finished yet. */

@@ -26,8 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libblk/backend.h"
+
 struct nbd_handle;
-struct blk_backend;
 
 /* What the server said of its export. */
 struct blk_nbd_export {
@@ -103,6 +104,14 @@ struct blk_nbd_link {
 
 /* Does @target name an NBD export rather than a file? */
 bool blk_nbd_is_uri(const char *target);
+
+/*
+ * An export (libblk/backend.h's enum blk_cap): its data is the server's,
+ * reached over the network and without a lock of its own; each ring has
+ * a connection of its own, which reconnects, and which a move to another
+ * worker would make anew.
+ */
+#define BLK_NBD_CAPS (BLK_CAP_STORES | BLK_CAP_REMOTE_OPEN | BLK_CAP_RECONNECT)
 
 /*
  * Connect to @uri and read what it exports. -errno on failure, with libnbd's

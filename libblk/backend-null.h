@@ -20,10 +20,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct blk_backend;
+#include "libblk/backend.h"
 
 /* Does @target name a null image? */
 bool blk_null_is_target(const char *target);
+
+/*
+ * Keeping nothing, it needs no lock and has nothing two writers could
+ * disagree on; its size is its name's; its backend is made anywhere
+ * (libblk/backend.h's enum blk_cap).
+ */
+#define BLK_NULL_CAPS BLK_CAP_MOVE
 
 /*
  * The size a null target names, in bytes: 0, or -EINVAL when it is not

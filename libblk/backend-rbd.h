@@ -27,11 +27,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libblk/backend.h"
+
 struct blk_rbd;
-struct blk_backend;
 
 /* Does @target name an RBD image rather than a file? */
 bool blk_rbd_is_target(const char *target);
+
+/*
+ * An RBD image (libblk/backend.h's enum blk_cap): reached over the
+ * network, locked by its exclusive-lock feature (an image without it has
+ * no BLK_CAP_LOCK once open), resizable; its rings share one image
+ * handle, so a ring's backend is made anew anywhere.
+ */
+#define BLK_RBD_CAPS                                                          \
+	(BLK_CAP_STORES | BLK_CAP_LOCK | BLK_CAP_REMOTE_OPEN | BLK_CAP_MOVE | \
+	 BLK_CAP_RESIZE)
 
 /*
  * Who holds a writable image's exclusive lock, as the holders name

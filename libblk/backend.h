@@ -96,6 +96,80 @@ int blk_backend_watch(struct blk_backend *b, int fd, unsigned int events,
 /* Cancel the watch @which; its event then comes with -ECANCELED. */
 int blk_backend_unwatch(struct blk_backend *b, unsigned int which);
 
+/*
+ * Capabilities: what a kind of store can do, so that its users decide by
+ * that, never by which kind it is. Each backend declares its set next to
+ * its constructor (BLK_FILE_CAPS below, BLK_NBD_CAPS, BLK_RBD_CAPS,
+ * BLK_NULL_CAPS); blk_image_caps_of() answers for a target not opened
+ * yet, and an open image carries the set it has (struct blk_image's caps,
+ * which an image may have narrower than its kind's: an RBD image without
+ * the exclusive-lock feature has no BLK_CAP_LOCK). A new capability is a
+ * new bit here, documented as these are, and set by the backends that
+ * have it.
+ */
+enum blk_cap {
+	/*
+	 * What is written reads back, and every opener of the target reaches
+	 * the same data: two writers can overwrite each other. Not the null
+	 * image, which keeps nothing. vbd-image.c keeps a migration's two
+	 * ends apart only for such a store.
+	 */
+	BLK_CAP_STORES = 1u << 0,
+	/*
+	 * Opened writable, the store takes a lock that a second writer meets
+	 * as -EBUSY at its open, on this host or another, and the holder can
+	 * name itself (struct blk_image's holder): an image file's OFD lock,
+	 * an RBD image's exclusive lock. A migration's two ends meet at it
+	 * (vbd-image.c waits for the lock); a store without it that
+	 * BLK_CAP_STORES (an NBD export) is kept to one writer by the daemon
+	 * itself, between its own devices. A writable image whose kind
+	 * declares it but which cannot take it is refused unless the
+	 * operator allows it (rbd-allow-no-exclusive-lock).
+	 */
+	BLK_CAP_LOCK = 1u << 1,
+	/*
+	 * Opening it may wait on something over the network that need never
+	 * answer (an NBD server, a Ceph monitor): the daemon opens it on an
+	 * opener thread, and retries with a backoff while the store is away
+	 * (blkbackd/opener.h). Without it, an open does not wait.
+	 */
+	BLK_CAP_REMOTE_OPEN = 1u << 2,
+	/*
+	 * A ring's backend can be destroyed on one worker and made anew for
+	 * another with nothing the guest or the store notices, so that a ring
+	 * moves between workers (vbd_move_ring()). Not an NBD export's: each
+	 * backend is a connection of its own to the server, which a move
+	 * would make anew.
+	 */
+	BLK_CAP_MOVE = 1u << 3,
+	/*
+	 * Its rings' connections to the store drop and come back on their
+	 * own, requests waiting meanwhile; the image counts the drops
+	 * (struct blk_image's nbd_link), which the control socket shows.
+	 */
+	BLK_CAP_RECONNECT = 1u << 4,
+	/*
+	 * Its size can change under the guest and is read again by
+	 * blk_image_refresh_size() (blkbackctl resize): a file, a block
+	 * device, an RBD image. An NBD export keeps the size it had at its
+	 * connection, a null image the size its name says.
+	 */
+	BLK_CAP_RESIZE = 1u << 5,
+	/*
+	 * A file or block device of this host, open by its path: another
+	 * program can open the same path (QEMU, for an HVM guest's emulated
+	 * disk: physical-device-path, blk_image_lock_like_qemu()), the
+	 * cache mode and O_DIRECT apply, and the operator can delete or
+	 * shorten it under the guest (vbd_check_images()).
+	 */
+	BLK_CAP_LOCAL = 1u << 6,
+};
+
+/* A file or block device: shared by its rings, locked, on this host. */
+#define BLK_FILE_CAPS                                                    \
+	(BLK_CAP_STORES | BLK_CAP_LOCK | BLK_CAP_MOVE | BLK_CAP_RESIZE | \
+	 BLK_CAP_LOCAL)
+
 /* @fd is borrowed: it must outlive the backend. */
 int blk_backend_file_new(int fd, struct blk_backend **out);
 

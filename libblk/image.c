@@ -188,8 +188,8 @@ int blk_image_lock_like_qemu(struct blk_image *img)
 {
 	int ret;
 
-	if (img->fd < 0)
-		return 0; /* NBD, RBD: no local file QEMU could share */
+	if (!(img->caps & BLK_CAP_LOCAL))
+		return 0; /* no local file QEMU could share */
 	ret = ofd_lock(img->fd, F_RDLCK, QEMU_LOCK_USES + QEMU_PERM_READ, 1);
 	if (!ret && !img->readonly)
 		ret = ofd_lock(img->fd, F_RDLCK,
@@ -324,8 +324,8 @@ int blk_image_refresh_size(struct blk_image *img)
 {
 	struct stat st;
 
-	if (img->nbd_uri || img->null)
-		return 0; /* the export's size as of its connection */
+	if (!(img->caps & BLK_CAP_RESIZE))
+		return 0; /* the size as of its connection, or its name's */
 	if (img->rbd)
 		return size_rbd(img);
 	if (fstat(img->fd, &st) < 0)
@@ -376,6 +376,8 @@ static int open_rbd(struct blk_image *img, const char *target, bool readonly,
 
 	if (ret < 0 && ret != -EBUSY)
 		return ret;
+	if (ret == 0 && !readonly && !blk_rbd_single_writer(img->rbd))
+		img->caps &= ~BLK_CAP_LOCK; /* no exclusive-lock feature */
 	img->sectors = bytes >> SECTOR_SHIFT;
 	img->tail_ignored = (bytes & ((1 << SECTOR_SHIFT) - 1)) != 0;
 	img->logical_block = 1u << SECTOR_SHIFT;
@@ -425,21 +427,23 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out)
 	return ret;
 }
 
-int blk_image_open(struct blk_image *img, const char *path, bool readonly,
-		   enum blk_cache_mode cache, const char *owner)
+unsigned int blk_image_caps_of(const char *path)
+{
+	if (blk_nbd_is_uri(path))
+		return BLK_NBD_CAPS;
+	if (blk_rbd_is_target(path))
+		return BLK_RBD_CAPS;
+	if (blk_null_is_target(path))
+		return BLK_NULL_CAPS;
+	return BLK_FILE_CAPS;
+}
+
+/* A file or a block device, opened and locked (blk_image_open()). */
+static int open_file(struct blk_image *img, const char *path, bool readonly,
+		     enum blk_cache_mode cache, const char *owner)
 {
 	struct stat st;
 	int ret;
-
-	memset(img, 0, sizeof(*img));
-	img->fd = -1;
-	img->readonly = readonly;
-	if (blk_nbd_is_uri(path))
-		return open_nbd(img, path, readonly);
-	if (blk_rbd_is_target(path))
-		return open_rbd(img, path, readonly, owner);
-	if (blk_null_is_target(path))
-		return open_null(img, path);
 
 	/* Refuse FIFOs and directories before open() can block on them. */
 	if (stat(path, &st) < 0)
@@ -474,6 +478,28 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 	return 0;
 }
 
+int blk_image_open(struct blk_image *img, const char *path, bool readonly,
+		   enum blk_cache_mode cache, const char *owner)
+{
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	img->fd = -1;
+	img->readonly = readonly;
+	img->caps = blk_image_caps_of(path);
+	if (blk_nbd_is_uri(path))
+		ret = open_nbd(img, path, readonly);
+	else if (blk_rbd_is_target(path))
+		ret = open_rbd(img, path, readonly, owner);
+	else if (blk_null_is_target(path))
+		ret = open_null(img, path);
+	else
+		ret = open_file(img, path, readonly, cache, owner);
+	if (ret < 0)
+		img->caps = 0; /* nothing is open */
+	return ret;
+}
+
 void blk_image_set_nbd_reconnect(struct blk_image *img, unsigned int timeout_ms,
 				 blk_nbd_log_fn *log, void *log_arg)
 {
@@ -488,6 +514,7 @@ void blk_image_close(struct blk_image *img)
 	if (img->owner_named)
 		fremovexattr(img->fd, OWNER_XATTR);
 	img->owner_named = false;
+	img->caps = 0;
 	if (img->fd >= 0)
 		close(img->fd);
 	img->fd = -1;

@@ -32,6 +32,12 @@ struct blk_image {
 	bool blockdev;
 	bool tail_ignored; /* file size was not a multiple of 512 */
 	unsigned int max_queues; /* rings it can serve at once; 0: any */
+	/*
+	 * What it can do (libblk/backend.h's enum blk_cap), set by
+	 * blk_image_open() from its kind's set, narrower for an image that
+	 * lacks one of them; 0 once closed, or after a failed open.
+	 */
+	unsigned int caps;
 
 	/* An NBD export: its URI, and the first connection until used. */
 	char *nbd_uri;
@@ -91,6 +97,13 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
 		   enum blk_cache_mode cache, const char *owner);
 
 /*
+ * The capabilities of the kind of store @path names (an NBD URI, an RBD
+ * target, a null image, else a file or block device), for a decision
+ * made before it is opened; an open image may have fewer (img->caps).
+ */
+unsigned int blk_image_caps_of(const char *path);
+
+/*
  * Take QEMU's lock bytes as a QEMU drive of the same access would: reading,
  * writing unless read-only, and letting no one else write. From then on
  * QEMU refuses to open the image writable (or at all, when it is served
@@ -98,11 +111,15 @@ int blk_image_open(struct blk_image *img, const char *path, bool readonly,
  * has unplugged its emulated disk and QEMU has closed the image; calling
  * it again is harmless. Returns 0, or -EBUSY (nothing is left taken) when
  * QEMU still writes the image, or the image is writable and a QEMU forbids
- * others to write it. An NBD or RBD image has no file to lock: 0.
+ * others to write it. An image without BLK_CAP_LOCAL (an NBD export, an
+ * RBD or null image) has no file QEMU could share: 0.
  */
 int blk_image_lock_like_qemu(struct blk_image *img);
 
-/* Re-read the size, for an image that may have grown (not NBD). */
+/*
+ * Re-read the size, for an image that may have grown; 0 without a change
+ * for an image without BLK_CAP_RESIZE.
+ */
 int blk_image_refresh_size(struct blk_image *img);
 
 /*

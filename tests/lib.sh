@@ -224,6 +224,20 @@ xensim_setup() {
 	fi
 }
 
+# A simulated host's xenstored alone, for the C tests that talk to it
+# (test-xenbus, test-vbd); skip when this machine has none.
+xenstore_setup() {
+	requires_xenstored
+	XENSIM_HOST=$(hv_tool xensim-host) || skip "xensim-host not built"
+	scratch_dir
+	XENSTORED_BIN=$XENSTORED_BIN "$XENSIM_HOST" start "$WORK/host" \
+		>"$WORK/host.log" 2>&1 || hard_error "xensim-host start failed"
+	SIM_HOSTS=host
+	# shellcheck disable=SC1091
+	. "$WORK/host/env" || hard_error "no $WORK/host/env"
+	export XENSIM_DIR XENSTORED_PATH
+}
+
 # ---- the daemon ----
 
 # With BLKBACKD_VALGRIND=1 (make check-valgrind) every daemon runs under

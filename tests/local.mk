@@ -15,6 +15,12 @@ tests_test_parse_LDADD = libblk/libblk.la
 tests_test_throttle_SOURCES = tests/test-throttle.c tests/check.h
 tests_test_throttle_LDADD = libblk/libblk.la
 
+# The capabilities each kind of image declares (libblk/backend.h).
+TESTS += tests/test-image-caps
+check_PROGRAMS += tests/test-image-caps
+tests_test_image_caps_SOURCES = tests/test-image-caps.c tests/check.h
+tests_test_image_caps_LDADD = libblk/libblk.la
+
 # blkback-bench's plot axes: round ticks, plain labels.
 TESTS += tests/test-bench-axis
 check_PROGRAMS += tests/test-bench-axis
@@ -33,6 +39,28 @@ check_PROGRAMS += tests/test-xenbus
 tests_test_xenbus_SOURCES = tests/test-xenbus.c tests/check.h
 tests_test_xenbus_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
 tests_test_xenbus_LDADD = libblk/libblk.la $(XENSTORE_LIBS)
+
+# The device state machine (blkbackd/vbd.c) as a unit, against the real
+# xenstored: the daemon's device code with tests/fake-worker.c linked
+# instead of blkbackd/worker.c, its one seam (tests/fake-worker.h).
+TESTS += tests/vbd-states.sh
+EXTRA_DIST += tests/vbd-states.sh
+check_PROGRAMS += tests/test-vbd
+VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
+	tests/vbd-rig.c tests/vbd-rig.h \
+	blkbackd/vbd.c blkbackd/vbd-registry.c blkbackd/vbd-image.c \
+	blkbackd/vbd-rings.c blkbackd/vbd-watch.c blkbackd/vbd-limits.c \
+	blkbackd/vbd-stats.c blkbackd/opener.c blkbackd/host-errors.c \
+	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
+	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c
+tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \
+	tools/xensim/toolstack.c tools/xensim/toolstack.h $(VBD_UNIT_SOURCES)
+tests_test_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
+tests_test_vbd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
+	$(XENGNTTAB_CFLAGS) $(XENEVTCHN_CFLAGS) $(URING_CFLAGS) \
+	$(SYSTEMD_CFLAGS) $(INIH_CFLAGS)
+tests_test_vbd_LDADD = libblk/libblk.la tools/xensim/libxensim.la \
+	$(XENSTORE_LIBS) $(SYSTEMD_LIBS) $(INIH_LIBS) -lpthread
 
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh

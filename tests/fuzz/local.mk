@@ -11,7 +11,8 @@
 # One per directory of seeds, tests/fuzz/corpus/NAME.
 check_PROGRAMS += tests/fuzz/replay-request tests/fuzz/replay-ring \
 	tests/fuzz/replay-xenbus tests/fuzz/replay-pgrant \
-	tests/fuzz/replay-control tests/fuzz/replay-config
+	tests/fuzz/replay-control tests/fuzz/replay-config \
+	tests/fuzz/replay-vbd
 tests_fuzz_replay_request_SOURCES = tests/fuzz/request.c \
 	tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_request_LDADD = libblk/libblk.la
@@ -40,6 +41,19 @@ tests_fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
 tests_fuzz_replay_config_CFLAGS = $(AM_CFLAGS) -pthread $(INIH_CFLAGS)
 tests_fuzz_replay_config_LDADD = libblk/libblk.la $(INIH_LIBS) -lpthread
 
+# The device state machine on xenstore events: the daemon's device code
+# (VBD_UNIT_SOURCES, tests/local.mk) with the in-process store, whose
+# xs_*() take precedence over libxenstore's (tests/fuzz/xs-store.h).
+tests_fuzz_replay_vbd_SOURCES = tests/fuzz/vbd.c tests/fuzz/replay.c \
+	tests/fuzz/fuzz.h tests/fuzz/xs-store.c tests/fuzz/xs-store.h \
+	$(VBD_UNIT_SOURCES)
+tests_fuzz_replay_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
+tests_fuzz_replay_vbd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
+	$(XENGNTTAB_CFLAGS) $(XENEVTCHN_CFLAGS) $(URING_CFLAGS) \
+	$(SYSTEMD_CFLAGS) $(INIH_CFLAGS)
+tests_fuzz_replay_vbd_LDADD = libblk/libblk.la $(SYSTEMD_LIBS) $(INIH_LIBS) \
+	-lpthread
+
 TESTS += tests/fuzz/replay.sh tests/fuzz/fuzz.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/fuzz.sh tests/fuzz/README.md \
 	tests/fuzz/make-seeds.py tests/fuzz/corpus
@@ -55,7 +69,7 @@ FUZZ_DEPS = $(srcdir)/tests/fuzz/fuzz.h $(srcdir)/libblk/blkif_abi.h \
 if HAVE_FUZZ
 FUZZ_BINS = tests/fuzz/fuzz-request tests/fuzz/fuzz-ring \
 	tests/fuzz/fuzz-xenbus tests/fuzz/fuzz-pgrant tests/fuzz/fuzz-control \
-	tests/fuzz/fuzz-config
+	tests/fuzz/fuzz-config tests/fuzz/fuzz-vbd
 check_SCRIPTS = $(FUZZ_BINS)
 CLEANFILES += $(FUZZ_BINS)
 
@@ -116,6 +130,42 @@ tests/fuzz/fuzz-config: $(srcdir)/tests/fuzz/config.c \
 		$(srcdir)/tests/fuzz/config.c $(srcdir)/blkbackd/config-file.c \
 		$(srcdir)/blkbackd/config-read.c $(srcdir)/blkbackd/options.c \
 		$(srcdir)/libblk/parse.c $(INIH_LIBS) -lpthread
+
+# The whole of libblk and the daemon's device code, without libxenstore:
+# the store's functions are the only xs_*() there are, so that one
+# missing is a link error rather than a call into libxenstore.
+FUZZ_LIBBLK = $(srcdir)/libblk/request.c $(srcdir)/libblk/ring.c \
+	$(srcdir)/libblk/image.c $(srcdir)/libblk/grant_copy.c \
+	$(srcdir)/libblk/bounce.c $(srcdir)/libblk/fixed.c \
+	$(srcdir)/libblk/pgrant.c $(srcdir)/libblk/engine.c \
+	$(srcdir)/libblk/evtchn.c $(srcdir)/libblk/poll.c \
+	$(srcdir)/libblk/journal.c $(srcdir)/libblk/stats.c \
+	$(srcdir)/libblk/throttle.c $(srcdir)/libblk/conn.c \
+	$(srcdir)/libblk/io.c $(srcdir)/libblk/backend-file.c \
+	$(srcdir)/libblk/backend-nbd.c $(srcdir)/libblk/backend-rbd.c \
+	$(srcdir)/libblk/backend-null.c $(srcdir)/libblk/parse.c \
+	$(srcdir)/libblk/dynlib.c $(srcdir)/libblk/xenbus.c \
+	$(srcdir)/libblk/xenbus-toolstack.c
+FUZZ_VBD = $(srcdir)/tests/fuzz/vbd.c $(srcdir)/tests/fuzz/xs-store.c \
+	$(srcdir)/tests/fake-worker.c $(srcdir)/tests/vbd-rig.c \
+	$(srcdir)/blkbackd/vbd.c $(srcdir)/blkbackd/vbd-registry.c \
+	$(srcdir)/blkbackd/vbd-image.c $(srcdir)/blkbackd/vbd-rings.c \
+	$(srcdir)/blkbackd/vbd-watch.c $(srcdir)/blkbackd/vbd-limits.c \
+	$(srcdir)/blkbackd/vbd-stats.c $(srcdir)/blkbackd/opener.c \
+	$(srcdir)/blkbackd/host-errors.c $(srcdir)/blkbackd/stats-log.c \
+	$(srcdir)/blkbackd/limits.c $(srcdir)/blkbackd/log.c \
+	$(srcdir)/blkbackd/options.c $(srcdir)/blkbackd/config-file.c \
+	$(srcdir)/blkbackd/config-read.c
+tests/fuzz/fuzz-vbd: $(FUZZ_VBD) $(FUZZ_LIBBLK) \
+		$(srcdir)/tests/fuzz/xs-store.h $(srcdir)/tests/fake-worker.h \
+		$(srcdir)/tests/vbd-rig.h $(srcdir)/blkbackd/vbd-internal.h \
+		$(srcdir)/blkbackd/vbd.h $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_LINK) -pthread $(BLKBACKD_CONFIG_CPPFLAGS) \
+		$(XENSTORE_CFLAGS) $(XENGNTTAB_CFLAGS) $(XENEVTCHN_CFLAGS) \
+		$(URING_CFLAGS) $(NBD_CFLAGS) $(SYSTEMD_CFLAGS) $(INIH_CFLAGS) \
+		$(FUZZ_VBD) $(FUZZ_LIBBLK) $(XENGNTTAB_LIBS) $(XENEVTCHN_LIBS) \
+		$(URING_LIBS) $(SYSTEMD_LIBS) $(INIH_LIBS) -ldl -lpthread
 
 fuzz: $(FUZZ_BINS)
 	BLKBACKD_FUZZ_SECONDS=$(FUZZ_SECONDS) BLKBACKD_FUZZ_KEEP=1 \

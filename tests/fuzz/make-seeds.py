@@ -399,6 +399,150 @@ def config_seeds():
       b"workers = 1\nworkers = 2\nnonsense\n")
 
 
+# ---- vbd: the device state machine on xenstore events (tests/fuzz/vbd.c)
+
+(FE_VALUE, FE_RM, FE_STATE, BE_VALUE, BE_RM, DELIVER, SETTLE, HOLD, CLOSED,
+ UNPLUG, REMOVE, REPLUG, DOMAIN_DIES, RESIZE, TIMERS, BROKEN, MOVE,
+ FAIL_CONNECT) = range(18)
+FE_KEYS = ["state", "ring-ref", "event-channel", "protocol",
+           "feature-persistent", "feature-large-sector-size",
+           "multi-queue-num-queues", "ring-page-order", "ring-ref0",
+           "ring-ref1", "queue-0/ring-ref", "queue-0/event-channel",
+           "queue-1/ring-ref", "queue-1/event-channel", "backend"]
+BE_KEYS = ["online", "params", "mode", "hotplug-status", "script",
+           "frontend", "dev", "device-type", "discard-enable", "removable",
+           "limit-iops", "limit-bytes-per-second"]
+WORDS = ["", "x86_64-abi", "x86_32-abi", "connected", "error", "w", "r",
+         "-1", "08", " 4", "4\n", "0x4", "4294967296",
+         "18446744073709551616", "cdrom", "/etc/xen/scripts/block",
+         "FE", "relative/path", "other-frontend", "/nonexistent.img",
+         "null:1M"]
+# The set-up byte: the image, read-only, a hotplug script, rings held.
+IMAGE, MISSING, NULL_IMAGE, DIRECTORY = 0, 1, 2, 3
+RO, SCRIPT, HELD = 4, 8, 16
+INITIALISING, INITWAIT, INITIALISED, CONNECTED, CLOSING, CLOSED = range(1, 7)
+
+
+def num(n):
+    return bytes([n])
+
+
+def word(w):
+    return bytes([200 + WORDS.index(w)])
+
+
+def raw(b):
+    return bytes([240 + len(b)]) + b
+
+
+def fe(key, value):
+    return bytes([FE_VALUE, FE_KEYS.index(key)]) + value
+
+
+def fe_state(n):
+    return bytes([FE_STATE]) + num(n)
+
+
+def be(key, value):
+    return bytes([BE_VALUE, BE_KEYS.index(key)]) + value
+
+
+def op(*codes):
+    return bytes(codes)
+
+
+def rings(state=INITIALISED):
+    """A Linux blkfront's one ring, then its state."""
+    return (fe("ring-ref", num(8)) + fe("event-channel", num(9))
+            + fe("protocol", word("x86_64-abi")) + fe_state(state))
+
+
+def connected():
+    return op(SETTLE) + rings() + op(SETTLE) + fe_state(CONNECTED) + op(SETTLE)
+
+
+def closed():
+    return fe_state(CLOSING) + op(SETTLE) + fe_state(CLOSED) + op(SETTLE)
+
+
+def vbd_seeds():
+    def w(name, setup, steps):
+        write("vbd", name, bytes([setup]) + steps)
+
+    w("connect", IMAGE, connected())
+    w("connect-then-close", IMAGE, connected() + closed())
+    w("close-while-rings-held", HELD, connected() + closed()
+      + op(HOLD, SETTLE))
+    w("toolstack-removes", IMAGE, connected() + op(REMOVE, SETTLE))
+    w("toolstack-unplugs", IMAGE, connected() + op(UNPLUG, SETTLE)
+      + fe_state(CLOSED) + op(SETTLE, REMOVE, SETTLE))
+    w("unplug-while-connecting", IMAGE, op(SETTLE) + rings() + op(UNPLUG)
+      + op(SETTLE))
+    w("online-0-connected", IMAGE, connected() + be("online", num(0))
+      + op(SETTLE))
+    w("open-fails", MISSING, op(SETTLE) + rings() + op(SETTLE))
+    w("open-fails-with-script", MISSING | SCRIPT, op(SETTLE)
+      + be("hotplug-status", word("error")) + op(SETTLE) + closed())
+    w("image-is-a-directory", DIRECTORY, connected())
+    w("null-image", NULL_IMAGE, connected() + op(RESIZE, 1, SETTLE))
+    w("read-only", RO, connected())
+    w("hotplug-waits", SCRIPT, connected()
+      + be("hotplug-status", word("connected")) + op(SETTLE))
+    w("frontend-jumps-ahead", IMAGE, rings(CONNECTED) + op(SETTLE))
+    w("frontend-state-9", IMAGE, connected() + fe_state(9) + op(SETTLE))
+    w("frontend-state-garbage", IMAGE, connected()
+      + fe("state", raw(b"4\0junk")) + op(SETTLE)
+      + fe("state", word(" 4")) + op(SETTLE))
+    w("frontend-state-removed", IMAGE, connected() + op(FE_RM, 0, SETTLE))
+    w("frontend-restarts-connected", IMAGE, connected()
+      + fe_state(INITIALISING) + op(SETTLE) + rings() + op(SETTLE))
+    w("two-quick-reconnects", IMAGE, connected()
+      + (fe_state(CLOSING) + fe_state(CLOSED) + fe_state(INITIALISING)
+         + rings()) * 2 + op(SETTLE))
+    w("two-reconnects-held", HELD, connected()
+      + (fe_state(CLOSING) + op(SETTLE) + fe_state(CLOSED) + op(CLOSED)
+         + fe_state(INITIALISING) + rings() + op(HOLD, SETTLE, HOLD)) * 2)
+    w("events-late-and-reversed", IMAGE, op(SETTLE) + rings()
+      + op(DELIVER, 7, 255, 254, 253, 252, 251, 250, 249)
+      + fe_state(CLOSING) + op(DELIVER, 2, 1, 0, SETTLE))
+    w("resize", IMAGE, connected() + op(RESIZE, 1, SETTLE, RESIZE, 0))
+    w("domain-dies", IMAGE, connected() + op(DOMAIN_DIES, SETTLE))
+    w("domain-dies-held", HELD, connected() + op(DOMAIN_DIES, SETTLE)
+      + op(REMOVE, SETTLE, HOLD, SETTLE))
+    w("ring-broken", IMAGE, connected() + op(BROKEN, 0, SETTLE) + closed()
+      + rings() + op(SETTLE))
+    w("ring-moves", IMAGE, connected() + op(MOVE, 0, 1, SETTLE)
+      + op(MOVE, 0, 0, CLOSED, SETTLE))
+    w("ring-moves-while-closing", HELD, connected() + op(MOVE, 0, 1)
+      + fe_state(CLOSING) + op(SETTLE, HOLD, SETTLE))
+    w("connect-over-budget", IMAGE, op(SETTLE, FAIL_CONNECT, 0) + rings()
+      + op(SETTLE) + closed() + rings() + op(SETTLE))
+    w("multi-queue", IMAGE, op(SETTLE)
+      + fe("multi-queue-num-queues", num(2))
+      + fe("queue-0/ring-ref", num(8)) + fe("queue-0/event-channel", num(9))
+      + fe("queue-1/ring-ref", num(10))
+      + fe("queue-1/event-channel", num(11))
+      + fe("protocol", word("x86_32-abi")) + fe_state(INITIALISED)
+      + op(SETTLE))
+    w("ring-page-order-9", IMAGE, op(SETTLE) + fe("ring-page-order", num(9))
+      + fe("ring-ref0", num(8)) + rings() + op(SETTLE))
+    w("frontend-path-garbage", IMAGE, be("frontend", word("relative/path"))
+      + op(SETTLE) + rings() + op(SETTLE))
+    w("params-change-connected", IMAGE, connected()
+      + be("params", num(1)) + op(SETTLE) + closed() + rings()
+      + op(SETTLE))
+    w("replug", IMAGE, connected() + op(REMOVE, SETTLE, REPLUG, SETTLE)
+      + rings() + op(SETTLE))
+    w("limits", IMAGE, connected() + be("limit-iops", raw(b"100"))
+      + op(SETTLE) + be("limit-iops", word("-1")) + op(SETTLE, TIMERS))
+    w("mode-garbage", IMAGE, be("mode", raw(b"rw")) + op(SETTLE))
+    # Regression: a device that failed while its rings closed slowly kept
+    # its failure when the toolstack removed its directory and plugged the
+    # disk again: the new device stayed Initialising for ever.
+    w("removed-while-rings-close", HELD, connected() + op(BROKEN, 0, SETTLE)
+      + op(REMOVE, REPLUG, SETTLE) + rings() + op(SETTLE, HOLD, SETTLE))
+
+
 if __name__ == "__main__":
     request_seeds()
     ring_seeds()
@@ -406,3 +550,4 @@ if __name__ == "__main__":
     pgrant_seeds()
     control_seeds()
     config_seeds()
+    vbd_seeds()
