@@ -491,6 +491,68 @@ blkfront() {
 	cat "$WORK/front-$d.out"
 }
 
+# expect_facts FILE CHECK WHAT: the facts xensim-blkfront reported in
+# FILE for CHECK (its "fact check=CHECK case=CASE KEY=VALUE..." lines,
+# workload-check.h) are, in order and in number, the lines on stdin: each
+# "CASE KEY=VALUE..." as a basic regular expression the whole fact must
+# match. The simulator judges nothing; this is where a test says what the
+# backend must have answered. WHAT names the run in a failure. Not at the
+# end of a pipe: fail would only leave the pipe's subshell.
+expect_facts() {
+	ef_got="$WORK/facts.got"
+	ef_want="$WORK/facts.want"
+	sed -n "s/^fact check=$2 case=//p" "$1" >"$ef_got"
+	cat >"$ef_want"
+	ef_i=0
+	while IFS= read -r ef_line; do
+		ef_i=$((ef_i + 1))
+		ef_fact=$(sed -n "${ef_i}p" "$ef_got")
+		printf '%s\n' "$ef_fact" | grep -qx -- "$ef_line" ||
+			fail "$3: $2 fact $ef_i is '$ef_fact', expected" \
+				"'$ef_line'"
+	done <"$ef_want"
+	[ "$(wc -l <"$ef_got")" -eq "$ef_i" ] ||
+		fail "$3: $2 reported $(wc -l <"$ef_got") facts, expected" \
+			"$ef_i: $(cat "$ef_got")"
+}
+
+# expect_check FILE CHECK WHAT PRINTER [ARGS...]: expect_facts for CHECK
+# in FILE, with what PRINTER ARGS prints as the expectation.
+expect_check() {
+	ec_file=$1
+	ec_check=$2
+	ec_what=$3
+	shift 3
+	"$@" >"$WORK/facts.expected"
+	expect_facts "$ec_file" "$ec_check" "$ec_what" <"$WORK/facts.expected"
+}
+
+# The expectations of the checks several tests run, as docs/security.md
+# states them; each prints the facts a check must report, in order.
+
+# probe_facts SECTOR: a ring that still serves: a page written at SECTOR
+# and read back whole, every sector its pattern, nothing changed outside
+# the segment.
+probe_facts() {
+	echo "probe-write status=OKAY"
+	echo "probe-read status=OKAY"
+	echo "probe-data sector=$1 sectors=8 mismatched=0 outside=0"
+}
+
+# bad_requests_facts DOMID: malformed requests answered EOPNOTSUPP for an
+# operation not known or not offered, ERROR for the rest; a barrier is
+# sent only when the backend does not offer barriers.
+bad_requests_facts() {
+	echo "unknown-op-99 status=EOPNOTSUPP"
+	for kase in 12-segments 255-segments no-segments last-sect-8 \
+		first-after-last read-ungranted write-ungranted; do
+		echo "$kase status=ERROR"
+	done
+	[ "$(xs_read "$(be_path "$1")/feature-barrier")" = 1 ] ||
+		echo "barrier-not-offered status=EOPNOTSUPP"
+	probe_facts 16
+}
+
 # blkfront_bg DOMID ARGS...: a run in the background, output in
 # front-DOMID.out; its pid is BG_PID, killed at exit if it still runs.
 blkfront_bg() {

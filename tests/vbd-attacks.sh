@@ -78,6 +78,8 @@ attack() {
 # checks.
 for abi in x86_64 x86_32; do
 	attack 1 answered bad-requests --abi $abi
+	expect_check "$WORK/attack.out" bad-requests "$abi" \
+		bad_requests_facts 1
 	attack 1 answered bad-indirect --abi $abi
 done
 attack 1 answered past-end

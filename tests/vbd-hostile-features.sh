@@ -16,6 +16,8 @@ attach 2
 for abi in x86_64 x86_32; do
 	blkfront 1 --abi $abi --check bad-indirect --check bad-requests \
 		>/dev/null
+	expect_check "$WORK/front-1.out" bad-requests "$abi" \
+		bad_requests_facts 1
 done
 assert_daemon_alive
 blkfront 2 --ops 300 --verify >/dev/null

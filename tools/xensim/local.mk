@@ -120,6 +120,7 @@ tools_xensim_libxensim_guest_la_SOURCES = \
 	tools/xensim/frontend.c tools/xensim/frontend-io.c \
 	tools/xensim/frontend-hostile.c tools/xensim/frontend-close.c \
 	tools/xensim/workload.c tools/xensim/workload-checks.c \
+	tools/xensim/workload-facts.c \
 	tools/xensim/workload-attacks.c tools/xensim/workload-check.h \
 	tools/xensim/workload.h
 tools_xensim_libxensim_guest_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)

@@ -73,8 +73,10 @@ int workload_run(struct frontend *fe, const struct workload_params *p,
 		 struct workload_stats *st, char *why, size_t why_len);
 
 /*
- * Named checks. Each returns 0 if the backend behaved, else -errno with a
- * description in @why. Checks that need the host to look at the image
+ * Named checks. Each returns 0 if the backend behaved, or 1 for a check
+ * that only reports facts (workload-check.h) for the test to judge, else
+ * -errno with a description in @why. Checks that need the host to look at the
+ * image
  * ("flush-pause", "discard", "resize") print a word on @out and wait for a
  * line on @in.
  */
