@@ -553,6 +553,27 @@ bad_requests_facts() {
 	probe_facts 16
 }
 
+# bad_indirect_facts DOMID: hostile indirect requests, then hostile
+# discards when discard is offered, answered ERROR throughout.
+bad_indirect_facts() {
+	bi_be=$(be_path "$1")
+	[ "$(xs_read "$bi_be/feature-max-indirect-segments")" -ge 4096 ] ||
+		echo "more-than-offered status=ERROR"
+	for kase in 4097-segments 65535-segments no-segments \
+		page-not-granted page-gref-0 inner-flush inner-discard \
+		inner-indirect past-end segment-ungranted segment-last-sect-8 \
+		segment-first-after-last; do
+		echo "$kase status=ERROR"
+	done
+	if [ "$(xs_read "$bi_be/feature-discard")" = 1 ]; then
+		for kase in discard-past-end discard-crossing-end \
+			discard-0-sectors discard-wrapping; do
+			echo "$kase status=ERROR"
+		done
+	fi
+	probe_facts 16
+}
+
 # blkfront_bg DOMID ARGS...: a run in the background, output in
 # front-DOMID.out; its pid is BG_PID, killed at exit if it still runs.
 blkfront_bg() {

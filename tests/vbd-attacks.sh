@@ -81,6 +81,8 @@ for abi in x86_64 x86_32; do
 	expect_check "$WORK/attack.out" bad-requests "$abi" \
 		bad_requests_facts 1
 	attack 1 answered bad-indirect --abi $abi
+	expect_check "$WORK/attack.out" bad-indirect "$abi" \
+		bad_indirect_facts 1
 done
 attack 1 answered past-end
 attack 1 answered unknown-ops --abi x86_32
