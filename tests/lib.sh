@@ -574,6 +574,22 @@ bad_indirect_facts() {
 	probe_facts 16
 }
 
+# past_end_facts SECTORS: on a disk of SECTORS sectors, every request
+# crossing or beyond the end, or wrapping 2^64, answered ERROR; the last
+# sector written and read back.
+past_end_facts() {
+	echo "disk sectors=$1"
+	for kase in read-crossing-end write-crossing-end write-past-end \
+		read-wrapping; do
+		echo "$kase status=ERROR"
+	done
+	echo "write-last-sector status=OKAY"
+	echo "read-last-sector status=OKAY"
+	echo "last-sector-data sector=$(($1 - 1)) sectors=1 mismatched=0" \
+		"outside=0"
+	probe_facts 0
+}
+
 # blkfront_bg DOMID ARGS...: a run in the background, output in
 # front-DOMID.out; its pid is BG_PID, killed at exit if it still runs.
 blkfront_bg() {

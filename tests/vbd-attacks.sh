@@ -85,6 +85,7 @@ for abi in x86_64 x86_32; do
 		bad_indirect_facts 1
 done
 attack 1 answered past-end
+expect_check "$WORK/attack.out" past-end attack past_end_facts 16384
 attack 1 answered unknown-ops --abi x86_32
 # Grants, by grant copy and by persistent grants.
 for pers in yes no; do

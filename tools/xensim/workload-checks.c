@@ -259,6 +259,10 @@ static int expect_error(struct check *c, const char *what, uint8_t op,
 	return 0;
 }
 
+/*
+ * Requests across and beyond the end of the disk, then its last sector
+ * written and read back: facts for vbd-past-end.sh and vbd-attacks.sh.
+ */
 static int check_past_end(struct check *c)
 {
 	uint64_t sectors = frontend_disk_info(c->fe)->sectors;
@@ -266,24 +270,32 @@ static int check_past_end(struct check *c)
 	const struct frontend_segment page = { 0, 0, SECTS_PER_PAGE - 1 };
 	int ret;
 
-	ret = expect_error(c, "READ crossing the end", BLKIF_OP_READ,
-			   sectors - 1, &two, 1);
+	check_fact(c, "disk", "sectors=%" PRIu64, sectors);
+	ret = check_report_rw(c, "read-crossing-end", BLKIF_OP_READ,
+			      sectors - 1, &two, 1);
 	if (!ret)
-		ret = expect_error(c, "WRITE crossing the end", BLKIF_OP_WRITE,
-				   sectors - 1, &two, 1);
+		ret = check_report_rw(c, "write-crossing-end", BLKIF_OP_WRITE,
+				      sectors - 1, &two, 1);
 	if (!ret)
-		ret = expect_error(c, "WRITE just past the end", BLKIF_OP_WRITE,
-				   sectors, &one, 1);
+		ret = check_report_rw(c, "write-past-end", BLKIF_OP_WRITE,
+				      sectors, &one, 1);
 	if (!ret)
-		ret = expect_error(c, "READ at a wrapping sector",
-				   BLKIF_OP_READ, UINT64_MAX - 3, &page, 1);
+		ret = check_report_rw(c, "read-wrapping", BLKIF_OP_READ,
+				      UINT64_MAX - 3, &page, 1);
 	if (ret < 0)
 		return ret;
-	/* The last sector itself is fine, and the ring keeps serving. */
-	ret = write_then_verify(c, sectors - 1, &one, 1, &one, 1);
+	check_fill_segs(c, sectors - 1, &one, 1);
+	ret = check_report_rw(c, "write-last-sector", BLKIF_OP_WRITE,
+			      sectors - 1, &one, 1);
 	if (ret < 0)
 		return ret;
-	return check_still_serving(c, 0);
+	check_poison_segs(c, &one, 1);
+	ret = check_report_rw(c, "read-last-sector", BLKIF_OP_READ, sectors - 1,
+			      &one, 1);
+	if (ret < 0)
+		return ret;
+	check_report_data(c, "last-sector-data", sectors - 1, &one, 1);
+	return check_report_probe(c, 0);
 }
 
 static int check_flush(struct check *c)
@@ -1104,7 +1116,7 @@ static const struct {
 	int (*fn)(struct check *c);
 	bool facts;
 } checks[] = {
-	{ "past-end", check_past_end, false },
+	{ "past-end", check_past_end, true },
 	{ "partial-segments", check_partial, false },
 	{ "full-11-segments", check_full_11, false },
 	{ "flush", check_flush, false },
