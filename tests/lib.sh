@@ -590,6 +590,20 @@ past_end_facts() {
 	probe_facts 0
 }
 
+# readonly_facts INFO BACKEND-PATH: a read-only disk with info INFO: a
+# write, a flush with data and (when offered) a barrier answered ERROR;
+# a read answered OKAY with the data the image holds (--preexisting, the
+# run's --seed).
+readonly_facts() {
+	echo "disk info=$1"
+	echo "write status=ERROR"
+	echo "flush-with-data status=ERROR"
+	[ "$(xs_read "$2/feature-barrier")" = 1 ] &&
+		echo "barrier-write status=ERROR"
+	echo "read status=OKAY"
+	echo "read-data sector=8 sectors=8 mismatched=0 outside=0"
+}
+
 # blkfront_bg DOMID ARGS...: a run in the background, output in
 # front-DOMID.out; its pid is BG_PID, killed at exit if it still runs.
 blkfront_bg() {

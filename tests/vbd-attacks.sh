@@ -110,6 +110,8 @@ attack 1 broken prod-jump --abi x86_32
 attack 1 broken prod-backwards
 # A read-only disk: writes, flushes with data, barriers and discards fail.
 attack 3 answered readonly
+expect_check "$WORK/attack.out" readonly attack readonly_facts 4 \
+	"$(be_path 3)"
 attack 3 answered discard-readonly
 
 # ---- the xenstore directory ----
