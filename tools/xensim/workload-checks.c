@@ -1156,8 +1156,10 @@ int workload_check(struct frontend *fe, const char *name, uint64_t seed,
 			return ret < 0 || !checks[i].facts ? ret : 1;
 		}
 	}
-	if (check_attack_find(name))
-		return check_attack_find(name)(&c);
+	if (check_attack_find(name)) {
+		ret = check_attack_find(name)(&c);
+		return ret < 0 ? ret : 1;
+	}
 	snprintf(why, why_len, "unknown check %s (known: %s %s)", name,
 		 workload_check_names(), workload_attack_names());
 	return -EINVAL;
