@@ -89,10 +89,20 @@ int check_report_raw(struct check *c, const char *kase,
 void check_report_data(struct check *c, const char *kase, uint64_t sector,
 		       const struct frontend_segment *s, unsigned int nr);
 /*
+ * Write the pattern from @w at @sector, read it back into @r (poisoned
+ * first), and report @kase-write and @kase-read (their statuses) and
+ * @kase-data (check_report_data of @r).
+ */
+int check_report_round_trip(struct check *c, const char *kase, uint64_t sector,
+			    const struct frontend_segment *w, unsigned int wn,
+			    const struct frontend_segment *r, unsigned int rn);
+/*
  * The ring still serves: a page written at @sector and read back, as the
- * facts probe-write, probe-read and probe-data (check_report_data).
+ * facts probe-write, probe-read and probe-data.
  */
 int check_report_probe(struct check *c, uint64_t sector);
+/* Queue an empty FLUSH_DISKCACHE and report its status. */
+int check_report_flush(struct check *c, const char *kase);
 
 typedef int (*check_fn)(struct check *c);
 /* The attack called @name (workload-attacks.c), or NULL. */

@@ -119,19 +119,42 @@ void check_report_data(struct check *c, const char *kase, uint64_t sector,
 		   sector, sectors, mismatched, outside);
 }
 
+int check_report_round_trip(struct check *c, const char *kase, uint64_t sector,
+			    const struct frontend_segment *w, unsigned int wn,
+			    const struct frontend_segment *r, unsigned int rn)
+{
+	char name[64];
+	int ret;
+
+	check_fill_segs(c, sector, w, wn);
+	snprintf(name, sizeof(name), "%s-write", kase);
+	ret = check_report_rw(c, name, BLKIF_OP_WRITE, sector, w, wn);
+	if (ret < 0)
+		return ret;
+	check_poison_segs(c, r, rn);
+	snprintf(name, sizeof(name), "%s-read", kase);
+	ret = check_report_rw(c, name, BLKIF_OP_READ, sector, r, rn);
+	if (ret < 0)
+		return ret;
+	snprintf(name, sizeof(name), "%s-data", kase);
+	check_report_data(c, name, sector, r, rn);
+	return 0;
+}
+
 int check_report_probe(struct check *c, uint64_t sector)
 {
 	const struct frontend_segment s = { 0, 0, SECTS_PER_PAGE - 1 };
-	int ret;
 
-	check_fill_segs(c, sector, &s, 1);
-	ret = check_report_rw(c, "probe-write", BLKIF_OP_WRITE, sector, &s, 1);
+	return check_report_round_trip(c, "probe", sector, &s, 1, &s, 1);
+}
+
+int check_report_flush(struct check *c, const char *kase)
+{
+	uint64_t id;
+	int ret = frontend_queue_flush(c->fe, &id);
+
 	if (ret < 0)
-		return ret;
-	check_poison_segs(c, &s, 1);
-	ret = check_report_rw(c, "probe-read", BLKIF_OP_READ, sector, &s, 1);
-	if (ret < 0)
-		return ret;
-	check_report_data(c, "probe-data", sector, &s, 1);
-	return 0;
+		return check_fail(c, ret, "%s: cannot queue a flush: %s", kase,
+				  strerror(-ret));
+	return check_report_await(c, kase, id);
 }
