@@ -700,99 +700,100 @@ static int check_barrier(struct check *c)
 
 /* ---- discard ---- */
 
-static int discard(struct check *c, uint64_t sector, uint64_t n, uint8_t flags,
-		   int16_t *status)
+/* Queue a DISCARD of @n sectors at @sector and report its status. */
+static int report_discard(struct check *c, const char *kase, uint64_t sector,
+			  uint64_t n, uint8_t flags)
 {
 	uint64_t id;
 	int ret = frontend_queue_discard(c->fe, 0, sector, n, flags, &id);
 
 	if (ret < 0)
-		return check_fail(c, ret, "cannot queue discard");
-	return check_await(c, id, status);
+		return check_fail(c, ret, "%s: cannot queue a discard", kase);
+	return check_report_await(c, kase, id);
 }
 
-/* Read @n sectors at @sector in page-sized pieces and expect zeros. */
-static int expect_zeros(struct check *c, uint64_t sector, uint64_t n)
+/* Page-sized pieces of [@sector, @sector + @n), 11 pages at a time. */
+static unsigned int range_pages(uint64_t n, uint64_t done)
 {
-	const struct frontend_segment s[1] = { { 0, 0, SECTS_PER_PAGE - 1 } };
-
-	for (uint64_t done = 0; done < n; done += SECTS_PER_PAGE) {
-		const unsigned char *p = frontend_data_page(c->fe, 0);
-		int ret;
-
-		check_poison_segs(c, s, 1);
-		ret = check_rw_ok(c, BLKIF_OP_READ, sector + done, s, 1);
-		if (ret < 0)
-			return ret;
-		for (unsigned int b = 0; b < BLKIF_PAGE_SIZE; b++) {
-			if (p[b])
-				return check_fail(c, -EIO,
-						  "discarded sector %" PRIu64
-						  " reads back non-zero (byte "
-						  "%u)",
-						  sector + done + b / SECT,
-						  b % SECT);
-		}
-	}
-	return 0;
-}
-
-/* Write [@sector, @sector + @n) with the pattern, 11 pages at a time. */
-static int write_range(struct check *c, uint64_t sector, uint64_t n)
-{
-	struct frontend_segment s[MAX_SEGS];
 	const uint64_t per = MAX_SEGS * SECTS_PER_PAGE;
 
+	return (unsigned int)((n - done < per ? n - done : per) /
+			      SECTS_PER_PAGE);
+}
+
+/*
+ * Write [@sector, @sector + @n) with the pattern, 11 pages at a time, and
+ * report how many requests it took and how many were answered OKAY.
+ */
+static int report_write_range(struct check *c, const char *kase,
+			      uint64_t sector, uint64_t n)
+{
+	struct frontend_segment s[MAX_SEGS];
+	unsigned int requests = 0, okay = 0;
+
 	full_pages(s, MAX_SEGS, 0);
-	for (uint64_t done = 0; done < n; done += per) {
-		unsigned int pages =
-			(unsigned int)((n - done < per ? n - done : per) /
-				       SECTS_PER_PAGE);
+	for (uint64_t done = 0; done < n; done += MAX_SEGS * SECTS_PER_PAGE) {
+		unsigned int pages = range_pages(n, done);
+		int16_t st;
 		int ret;
 
 		check_fill_segs(c, sector + done, s, pages);
-		ret = check_rw_ok(c, BLKIF_OP_WRITE, sector + done, s, pages);
+		ret = check_rw(c, BLKIF_OP_WRITE, sector + done, s, pages, &st);
 		if (ret < 0)
 			return ret;
+		requests++;
+		okay += st == BLKIF_RSP_OKAY;
 	}
+	check_fact(c, kase, "sectors=%" PRIu64 " requests=%u okay=%u", n,
+		   requests, okay);
 	return 0;
 }
 
-/* Read a range back and verify the pattern. */
-static int verify_range(struct check *c, uint64_t sector, uint64_t n)
+/*
+ * Read [@sector, @sector + @n) back, 11 pages at a time, and report the
+ * reads answered OKAY and the sectors that do not hold the pattern
+ * (@zeros: that are not all zero).
+ */
+static int report_read_range(struct check *c, const char *kase, uint64_t sector,
+			     uint64_t n, bool zeros)
 {
 	struct frontend_segment s[MAX_SEGS];
-	const uint64_t per = MAX_SEGS * SECTS_PER_PAGE;
+	unsigned int requests = 0, okay = 0;
+	uint64_t mismatched = 0;
 
 	full_pages(s, MAX_SEGS, MAX_SEGS);
-	for (uint64_t done = 0; done < n; done += per) {
-		unsigned int pages =
-			(unsigned int)((n - done < per ? n - done : per) /
-				       SECTS_PER_PAGE);
+	for (uint64_t done = 0; done < n; done += MAX_SEGS * SECTS_PER_PAGE) {
+		unsigned int pages = range_pages(n, done);
+		int16_t st;
 		int ret;
 
 		check_poison_segs(c, s, pages);
-		ret = check_rw_ok(c, BLKIF_OP_READ, sector + done, s, pages);
-		if (!ret)
-			ret = check_verify_segs(c, sector + done, s, pages);
+		ret = check_rw(c, BLKIF_OP_READ, sector + done, s, pages, &st);
 		if (ret < 0)
 			return ret;
+		requests++;
+		okay += st == BLKIF_RSP_OKAY;
+		for (unsigned int k = 0; k < pages * SECTS_PER_PAGE; k++) {
+			const unsigned char *p =
+				(const unsigned char *)frontend_data_page(
+					c->fe, s[k / SECTS_PER_PAGE].page) +
+				(k % SECTS_PER_PAGE) * SECT;
+
+			if (zeros)
+				mismatched += p[0] != 0 ||
+					      memcmp(p, p + 1, SECT - 1) != 0;
+			else
+				mismatched += workload_check_pattern(
+						      c->seed,
+						      sector + done + k, p,
+						      1) >= 0;
+		}
 	}
+	check_fact(c, kase,
+		   "sectors=%" PRIu64 " requests=%u okay=%u %s=%" PRIu64, n,
+		   requests, okay, zeros ? "nonzero" : "mismatched",
+		   mismatched);
 	return 0;
-}
-
-static int flush_ok(struct check *c)
-{
-	uint64_t id;
-	int16_t st;
-	int ret = frontend_queue_flush(c->fe, &id);
-
-	if (ret < 0)
-		return check_fail(c, ret, "cannot queue flush");
-	ret = check_await(c, id, &st);
-	if (!ret && st != BLKIF_RSP_OKAY)
-		ret = check_fail(c, -EIO, "FLUSH failed with status %d", st);
-	return ret;
 }
 
 /*
@@ -800,7 +801,7 @@ static int flush_ok(struct check *c)
  * (WRITTEN), discard the range in four requests (two with the secure
  * flag, which a backend without discard-secure ignores), tell the host
  * (DISCARDED: it checks the image's allocated blocks dropped), then read
- * the range back as zeros and the guards as written.
+ * the range and the guards back. Each step is reported.
  */
 static int check_discard(struct check *c)
 {
@@ -820,53 +821,43 @@ static int check_discard(struct check *c)
 	if (start + len + guard > di->sectors)
 		return check_fail(c, -ENOSPC,
 				  "disk too small for the discard check");
-	ret = write_range(c, start - guard, len + 2 * guard);
+	ret = report_write_range(c, "write", start - guard, len + 2 * guard);
 	if (!ret)
-		ret = flush_ok(c);
+		ret = check_report_flush(c, "flush-written");
 	if (!ret)
 		ret = wait_for_go(c, "WRITTEN");
 	for (unsigned int i = 0; !ret && i < 4; i++) {
-		int16_t st;
+		char kase[32];
 
-		ret = discard(c, start + i * len / 4, len / 4,
-			      i % 2 ? BLKIF_DISCARD_SECURE : 0, &st);
-		if (!ret && st != BLKIF_RSP_OKAY)
-			ret = check_fail(c, -EIO,
-					 "DISCARD of %" PRIu64 " sectors at "
-					 "%" PRIu64 "%s failed with status %d",
-					 len / 4, start + i * len / 4,
-					 i % 2 ? " (secure)" : "", st);
+		snprintf(kase, sizeof(kase), "discard-%u%s", i,
+			 i % 2 ? "-secure" : "");
+		ret = report_discard(c, kase, start + i * len / 4, len / 4,
+				     i % 2 ? BLKIF_DISCARD_SECURE : 0);
 	}
 	if (!ret)
-		ret = flush_ok(c);
+		ret = check_report_flush(c, "flush-discarded");
 	if (!ret)
 		ret = wait_for_go(c, "DISCARDED");
 	if (!ret)
-		ret = expect_zeros(c, start, len);
+		ret = report_read_range(c, "discarded", start, len, true);
 	if (!ret)
-		ret = verify_range(c, start - guard, guard);
+		ret = report_read_range(c, "guard-before", start - guard, guard,
+					false);
 	if (!ret)
-		ret = verify_range(c, start + len, guard);
-	return ret ?: check_still_serving(c, 0);
+		ret = report_read_range(c, "guard-after", start + len, guard,
+					false);
+	return ret ?: check_report_probe(c, 0);
 }
 
-/* Without feature-discard a DISCARD is answered EOPNOTSUPP. */
+/* A DISCARD sent to a disk that does not offer feature-discard. */
 static int check_discard_unsupported(struct check *c)
 {
-	int16_t st;
 	int ret;
 
-	if (frontend_disk_info(c->fe)->feature_discard)
-		return check_fail(c, -EINVAL, "backend offers feature-discard");
-	ret = discard(c, 64, 64, 0, &st);
-	if (ret < 0)
-		return ret;
-	if (st != BLKIF_RSP_EOPNOTSUPP)
-		return check_fail(c, -EIO,
-				  "DISCARD without feature-discard: status %d, "
-				  "wanted EOPNOTSUPP (%d)",
-				  st, BLKIF_RSP_EOPNOTSUPP);
-	return check_still_serving(c, 64);
+	check_fact(c, "disk", "feature-discard=%d",
+		   frontend_disk_info(c->fe)->feature_discard);
+	ret = report_discard(c, "discard", 64, 64, 0);
+	return ret ?: check_report_probe(c, 64);
 }
 
 /* ---- read-only disks ---- */
@@ -1127,8 +1118,8 @@ static const struct {
 	{ "indirect", check_indirect, false },
 	{ "flush-data", check_flush_data, false },
 	{ "barrier", check_barrier, false },
-	{ "discard", check_discard, false },
-	{ "discard-unsupported", check_discard_unsupported, false },
+	{ "discard", check_discard, true },
+	{ "discard-unsupported", check_discard_unsupported, true },
 	{ "readonly", check_readonly, true },
 	{ "resize", check_resize, false },
 	{ "bad-indirect", check_bad_indirect, true },
