@@ -590,6 +590,28 @@ past_end_facts() {
 	probe_facts 0
 }
 
+# full_11_facts: 11 whole pages written in one request at sector 24 and
+# read back whole, then page by page: all OKAY, all 88 sectors the
+# pattern.
+full_11_facts() {
+	echo "full-write status=OKAY"
+	echo "full-read status=OKAY"
+	echo "full-data sector=24 sectors=88 mismatched=0 outside=0"
+	echo "page-reads requests=11 okay=11 sectors=88 mismatched=0"
+}
+
+# partial_facts: 30 sectors in 11 partial segments written at sector 101
+# and read back as whole pages, and the reverse at 307: all OKAY, every
+# sector the pattern, no byte written outside a segment.
+partial_facts() {
+	for kase in partial:101 whole:307; do
+		echo "${kase%:*}-write status=OKAY"
+		echo "${kase%:*}-read status=OKAY"
+		echo "${kase%:*}-data sector=${kase#*:} sectors=30 mismatched=0" \
+			"outside=0"
+	done
+}
+
 # readonly_facts INFO BACKEND-PATH: a read-only disk with info INFO: a
 # write, a flush with data and (when offered) a barrier answered ERROR;
 # a read answered OKAY with the data the image holds (--preexisting, the
