@@ -2,8 +2,8 @@
 /*
  * What the targeted checks (workload-checks.c) and the hostile-guest
  * attacks (workload-attacks.c) share: one check's context, the helpers
- * that send a request and judge its answer, and the helpers that report
- * what happened as facts for the test to judge (workload-facts.c).
+ * that send a request and collect its answer, and those that report what
+ * happened as facts for the test to judge (workload-facts.c).
  * Internal to xensim-blkfront; one thread drives a check, on queue 0.
  */
 #ifndef XENSIM_WORKLOAD_CHECK_H
@@ -36,28 +36,19 @@ int check_await(struct check *c, uint64_t id, int16_t *status);
 int check_rw(struct check *c, uint8_t op, uint64_t sector,
 	     const struct frontend_segment *segs, unsigned int nr,
 	     int16_t *status);
-/* The same, and anything but OKAY is a failure. */
-int check_rw_ok(struct check *c, uint8_t op, uint64_t sector,
-		const struct frontend_segment *segs, unsigned int nr);
 /* Fill the segments with the pattern of the sectors from @sector on. */
 void check_fill_segs(struct check *c, uint64_t sector,
 		     const struct frontend_segment *s, unsigned int nr);
-/* Fill the segments' whole pages with 0x5a. */
+/* What check_poison_segs() fills pages with. */
+#define CHECK_POISON 0x5a
+/* Fill the segments' whole pages with CHECK_POISON. */
 void check_poison_segs(struct check *c, const struct frontend_segment *s,
 		       unsigned int nr);
-/*
- * The segments hold the pattern from @sector on, and the rest of their
- * pages still holds the poison.
- */
-int check_verify_segs(struct check *c, uint64_t sector,
-		      const struct frontend_segment *s, unsigned int nr);
-/* Write a page at @sector and read it back verified: the ring works. */
-int check_still_serving(struct check *c, uint64_t sector);
 
 /*
  * ---- facts (workload-facts.c) ----
- * A check that reports facts judges nothing: it sends its requests,
- * collects what came back and prints one line per fact on c->out,
+ * A check judges nothing: it sends its requests, collects what came
+ * back and prints one line per fact on c->out,
  *
  *   fact check=NAME case=CASE KEY=VALUE...
  *

@@ -61,24 +61,6 @@ int check_rw(struct check *c, uint8_t op, uint64_t sector,
 	return check_await(c, id, status);
 }
 
-int check_rw_ok(struct check *c, uint8_t op, uint64_t sector,
-		const struct frontend_segment *segs, unsigned int nr)
-{
-	int16_t st;
-	int ret = check_rw(c, op, sector, segs, nr, &st);
-
-	if (ret < 0)
-		return ret;
-	if (st != BLKIF_RSP_OKAY)
-		return check_fail(c, -EIO,
-				  "%s at sector %" PRIu64 " (%u segments) "
-				  "failed "
-				  "with status %d",
-				  op == BLKIF_OP_READ ? "READ" : "WRITE",
-				  sector, nr, st);
-	return 0;
-}
-
 static void *seg_data(struct check *c, const struct frontend_segment *s)
 {
 	return (char *)frontend_data_page(c->fe, s->page) +
@@ -100,73 +82,8 @@ void check_poison_segs(struct check *c, const struct frontend_segment *s,
 		       unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++)
-		memset(frontend_data_page(c->fe, s[i].page), 0x5a,
+		memset(frontend_data_page(c->fe, s[i].page), CHECK_POISON,
 		       BLKIF_PAGE_SIZE);
-}
-
-/*
- * Check the pattern in each segment and that the sectors of the page
- * outside [first_sect, last_sect] still hold the poison.
- */
-int check_verify_segs(struct check *c, uint64_t sector,
-		      const struct frontend_segment *s, unsigned int nr)
-{
-	for (unsigned int i = 0; i < nr; i++) {
-		const unsigned char *page =
-			frontend_data_page(c->fe, s[i].page);
-		uint32_t n = (uint32_t)s[i].last_sect - s[i].first_sect + 1;
-		long bad = workload_check_pattern(c->seed, sector,
-						  seg_data(c, &s[i]), n);
-
-		if (bad >= 0)
-			return check_fail(c, -EIO,
-					  "data mismatch at sector %" PRIu64
-					  " byte %ld (segment %u, sectors "
-					  "%u-%u)",
-					  sector + (uint64_t)bad / SECT,
-					  bad % SECT, i, s[i].first_sect,
-					  s[i].last_sect);
-		for (uint32_t b = 0; b < BLKIF_PAGE_SIZE; b++) {
-			uint32_t sec = b / SECT;
-
-			if (sec >= s[i].first_sect && sec <= s[i].last_sect)
-				continue;
-			if (page[b] != 0x5a)
-				return check_fail(c, -EIO,
-						  "segment %u (sectors %u-%u): "
-						  "backend wrote page byte %u "
-						  "outside the segment",
-						  i, s[i].first_sect,
-						  s[i].last_sect, b);
-		}
-		sector += n;
-	}
-	return 0;
-}
-
-static int write_then_verify(struct check *c, uint64_t sector,
-			     const struct frontend_segment *w, unsigned int wn,
-			     const struct frontend_segment *r, unsigned int rn)
-{
-	int ret;
-
-	check_fill_segs(c, sector, w, wn);
-	ret = check_rw_ok(c, BLKIF_OP_WRITE, sector, w, wn);
-	if (ret < 0)
-		return ret;
-	check_poison_segs(c, r, rn);
-	ret = check_rw_ok(c, BLKIF_OP_READ, sector, r, rn);
-	if (ret < 0)
-		return ret;
-	return check_verify_segs(c, sector, r, rn);
-}
-
-/* One full page at data page 0: the "ring still works" probe. */
-int check_still_serving(struct check *c, uint64_t sector)
-{
-	const struct frontend_segment s = { 0, 0, SECTS_PER_PAGE - 1 };
-
-	return write_then_verify(c, sector, &s, 1, &s, 1);
 }
 
 static unsigned int full_pages(struct frontend_segment *s, unsigned int n,
@@ -1082,27 +999,25 @@ static int check_bad_indirect(struct check *c)
 	return ret ?: check_report_probe(c, 16);
 }
 
-/* @facts: the check reports facts (workload-check.h), judging nothing. */
 static const struct {
 	const char *name;
 	int (*fn)(struct check *c);
-	bool facts;
 } checks[] = {
-	{ "past-end", check_past_end, true },
-	{ "partial-segments", check_partial, true },
-	{ "full-11-segments", check_full_11, true },
-	{ "flush", check_flush, true },
-	{ "flush-pause", check_flush_pause, true },
-	{ "bad-requests", check_bad_requests, true },
-	{ "indirect", check_indirect, true },
-	{ "flush-data", check_flush_data, true },
-	{ "barrier", check_barrier, true },
-	{ "discard", check_discard, true },
-	{ "discard-unsupported", check_discard_unsupported, true },
-	{ "readonly", check_readonly, true },
-	{ "resize", check_resize, true },
-	{ "bad-indirect", check_bad_indirect, true },
-	{ "null", check_null, true },
+	{ "past-end", check_past_end },
+	{ "partial-segments", check_partial },
+	{ "full-11-segments", check_full_11 },
+	{ "flush", check_flush },
+	{ "flush-pause", check_flush_pause },
+	{ "bad-requests", check_bad_requests },
+	{ "indirect", check_indirect },
+	{ "flush-data", check_flush_data },
+	{ "barrier", check_barrier },
+	{ "discard", check_discard },
+	{ "discard-unsupported", check_discard_unsupported },
+	{ "readonly", check_readonly },
+	{ "resize", check_resize },
+	{ "bad-indirect", check_bad_indirect },
+	{ "null", check_null },
 };
 
 const char *workload_check_names(void)
@@ -1116,18 +1031,13 @@ int workload_check(struct frontend *fe, const char *name, uint64_t seed,
 		   FILE *in, FILE *out, char *why, size_t why_len)
 {
 	struct check c = { name, fe, seed, in, out, why, why_len };
-	int ret;
 
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
-		if (!strcmp(checks[i].name, name)) {
-			ret = checks[i].fn(&c);
-			return ret < 0 || !checks[i].facts ? ret : 1;
-		}
+		if (!strcmp(checks[i].name, name))
+			return checks[i].fn(&c);
 	}
-	if (check_attack_find(name)) {
-		ret = check_attack_find(name)(&c);
-		return ret < 0 ? ret : 1;
-	}
+	if (check_attack_find(name))
+		return check_attack_find(name)(&c);
 	snprintf(why, why_len, "unknown check %s (known: %s %s)", name,
 		 workload_check_names(), workload_attack_names());
 	return -EINVAL;

@@ -13,7 +13,6 @@
 
 #define SECT WORKLOAD_SECTOR
 #define SECTS_PER_PAGE BLKIF_SECTORS_PER_PAGE
-#define POISON 0x5a
 
 void check_fact(struct check *c, const char *kase, const char *fmt, ...)
 {
@@ -87,7 +86,7 @@ static bool changed_outside(const unsigned char *page, unsigned int first,
 	for (uint32_t b = 0; b < BLKIF_PAGE_SIZE; b++) {
 		uint32_t sec = b / SECT;
 
-		if ((sec < first || sec > last) && page[b] != POISON)
+		if ((sec < first || sec > last) && page[b] != CHECK_POISON)
 			return true;
 	}
 	return false;
