@@ -13,36 +13,36 @@
 
 #include "tools/xensim/xensim.h"
 
+/* A slot on queue @q for a raw request with @id, or -EBUSY. */
+static int take_raw_slot(struct frontend *fe, unsigned int q, uint64_t id,
+			 uint8_t expect_op)
+{
+	struct slot *s;
+
+	if (!frontend_queue_free(fe, q))
+		return -EBUSY;
+	return fe_take_slot(&fe->queue[q], id, true, expect_op, &s);
+}
+
 int frontend_queue_raw_on(struct frontend *fe, unsigned int q,
 			  const struct frontend_request *req)
 {
-	struct fe_queue *fq = &fe->queue[q];
-	struct slot *s;
-	int ret;
+	int ret = take_raw_slot(fe, q, req->id, req->operation);
 
-	if (!frontend_queue_free(fe, q))
-		return -EBUSY;
-	ret = fe_take_slot(fq, req->id, true, req->operation, &s);
-	if (ret < 0)
-		return ret;
-	guest_ring_put_rw(&fq->gr, req);
-	return 0;
+	if (ret == 0)
+		guest_ring_put_rw(&fe->queue[q].gr, req);
+	return ret;
 }
 
+/* For an indirect request blkfront expects its indirect_op back. */
 int frontend_queue_raw_indirect(struct frontend *fe, unsigned int q,
 				const struct frontend_indirect_request *req)
 {
-	struct fe_queue *fq = &fe->queue[q];
-	struct slot *s;
-	int ret;
+	int ret = take_raw_slot(fe, q, req->id, req->indirect_op);
 
-	if (!frontend_queue_free(fe, q))
-		return -EBUSY;
-	ret = fe_take_slot(fq, req->id, true, req->indirect_op, &s);
-	if (ret < 0)
-		return ret;
-	guest_ring_put_indirect(&fq->gr, req);
-	return 0;
+	if (ret == 0)
+		guest_ring_put_indirect(&fe->queue[q].gr, req);
+	return ret;
 }
 
 int frontend_queue_raw(struct frontend *fe, const struct frontend_request *req)

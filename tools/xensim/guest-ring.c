@@ -147,6 +147,9 @@ uint32_t guest_ring_rsp_prod(const struct guest_ring *gr)
 		}                                                              \
 	} while (0)
 
+/* The request slot type (union blkif_x86_*_slot) of ring @r. */
+#define SLOT_OF(r) __typeof__((r)->sring->ring[0].req)
+
 /* The next request slot of ring @r, zeroed and taken, as @slot. */
 #define NEXT_SLOT(r, slot)                                             \
 	do {                                                           \
@@ -155,9 +158,9 @@ uint32_t guest_ring_rsp_prod(const struct guest_ring *gr)
 		(r)->req_prod_pvt++;                                   \
 	} while (0)
 
-#define PUT_RW(r, req, slot_t)                           \
+#define PUT_RW(r, req)                                   \
 	do {                                             \
-		slot_t *s_;                              \
+		SLOT_OF(r) * s_;                         \
 		NEXT_SLOT(r, s_);                        \
 		s_->rw.operation = (req)->operation;     \
 		s_->rw.nr_segments = (req)->nr_segments; \
@@ -169,15 +172,12 @@ uint32_t guest_ring_rsp_prod(const struct guest_ring *gr)
 void guest_ring_put_rw(struct guest_ring *gr,
 		       const struct frontend_request *req)
 {
-	if (gr->x86_64)
-		PUT_RW(&gr->ring.r64, req, union blkif_x86_64_slot);
-	else
-		PUT_RW(&gr->ring.r32, req, union blkif_x86_32_slot);
+	WITH_RING(gr, r, PUT_RW(r, req));
 }
 
-#define PUT_INDIRECT(r, req, slot_t)                                       \
+#define PUT_INDIRECT(r, req)                                               \
 	do {                                                               \
-		slot_t *s_;                                                \
+		SLOT_OF(r) * s_;                                           \
 		NEXT_SLOT(r, s_);                                          \
 		s_->indirect.operation = BLKIF_OP_INDIRECT;                \
 		s_->indirect.indirect_op = (req)->indirect_op;             \
@@ -192,15 +192,12 @@ void guest_ring_put_rw(struct guest_ring *gr,
 void guest_ring_put_indirect(struct guest_ring *gr,
 			     const struct frontend_indirect_request *req)
 {
-	if (gr->x86_64)
-		PUT_INDIRECT(&gr->ring.r64, req, union blkif_x86_64_slot);
-	else
-		PUT_INDIRECT(&gr->ring.r32, req, union blkif_x86_32_slot);
+	WITH_RING(gr, r, PUT_INDIRECT(r, req));
 }
 
-#define PUT_DISCARD(r, slot_t)                            \
+#define PUT_DISCARD(r)                                    \
 	do {                                              \
-		slot_t *s_;                               \
+		SLOT_OF(r) * s_;                          \
 		NEXT_SLOT(r, s_);                         \
 		s_->discard.operation = BLKIF_OP_DISCARD; \
 		s_->discard.flag = flags;                 \
@@ -213,10 +210,7 @@ void guest_ring_put_indirect(struct guest_ring *gr,
 void guest_ring_put_discard(struct guest_ring *gr, uint16_t handle, uint64_t id,
 			    uint64_t sector, uint64_t nr_sectors, uint8_t flags)
 {
-	if (gr->x86_64)
-		PUT_DISCARD(&gr->ring.r64, union blkif_x86_64_slot);
-	else
-		PUT_DISCARD(&gr->ring.r32, union blkif_x86_32_slot);
+	WITH_RING(gr, r, PUT_DISCARD(r));
 }
 
 bool guest_ring_push(struct guest_ring *gr)
@@ -274,9 +268,9 @@ void guest_ring_set_req_prod(struct guest_ring *gr, uint32_t value)
 	WITH_RING(gr, r, r->sring->req_prod = value);
 }
 
-#define REWRITE_LAST(r, req, slot_t)                                        \
+#define REWRITE_LAST(r, req)                                                \
 	do {                                                                \
-		slot_t *s_ =                                                \
+		SLOT_OF(r) *s_ =                                            \
 			(void *)RING_GET_REQUEST(r, (r)->req_prod_pvt - 1); \
 		FILL_SECTOR_AND_SEGMENTS(&s_->rw, req);                     \
 	} while (0)
@@ -284,8 +278,5 @@ void guest_ring_set_req_prod(struct guest_ring *gr, uint32_t value)
 void guest_ring_rewrite_last(struct guest_ring *gr,
 			     const struct frontend_request *req)
 {
-	if (gr->x86_64)
-		REWRITE_LAST(&gr->ring.r64, req, union blkif_x86_64_slot);
-	else
-		REWRITE_LAST(&gr->ring.r32, req, union blkif_x86_32_slot);
+	WITH_RING(gr, r, REWRITE_LAST(r, req));
 }
