@@ -612,6 +612,51 @@ partial_facts() {
 	done
 }
 
+# barrier_facts: 24 rounds of write, barrier, write (a read every third
+# round) at sector 512 + 64 i, 1 + i % 4 pages: answered in that order,
+# all OKAY (the barrier is offered, so never EOPNOTSUPP); the read after
+# the barrier, or one made after the round, holds the last write's data.
+barrier_facts() {
+	echo "disk feature-barrier=1"
+	i=0
+	while [ $i -lt 24 ]; do
+		echo "round-$i order=before,barrier,after status=OKAY,OKAY,OKAY"
+		[ $((i % 3)) -eq 2 ] || echo "round-$i-read status=OKAY"
+		echo "round-$i-data sector=$((512 + i * 64))" \
+			"sectors=$(((1 + i % 4) * 8)) mismatched=0 outside=0"
+		i=$((i + 1))
+	done
+}
+
+# flush_data_facts: a FLUSH_DISKCACHE carrying 4 pages at sector 200,
+# then a read of them: both OKAY, the data the pattern.
+flush_data_facts() {
+	echo "disk feature-flush-cache=1"
+	echo "flush-with-data status=OKAY"
+	echo "read status=OKAY"
+	echo "read-data sector=200 sectors=32 mismatched=0 outside=0"
+}
+
+# discard_facts: the check discard: a 4 MiB range (8192 sectors, a whole
+# number of granules) plus a guard on each side written, discarded in
+# quarters (two with the secure flag, ignored without discard-secure),
+# read back as zeros; the guards keep their pattern.
+discard_facts() {
+	cat <<'EOF'
+write sectors=[0-9]* requests=\([0-9]*\) okay=\1
+flush-written status=OKAY
+discard-0 status=OKAY
+discard-1-secure status=OKAY
+discard-2 status=OKAY
+discard-3-secure status=OKAY
+flush-discarded status=OKAY
+discarded sectors=8192 requests=\([0-9]*\) okay=\1 nonzero=0
+guard-before sectors=[0-9]* requests=\([0-9]*\) okay=\1 mismatched=0
+guard-after sectors=[0-9]* requests=\([0-9]*\) okay=\1 mismatched=0
+EOF
+	probe_facts 0
+}
+
 # readonly_facts INFO BACKEND-PATH: a read-only disk with info INFO: a
 # write, a flush with data and (when offered) a barrier answered ERROR;
 # a read answered OKAY with the data the image holds (--preexisting, the

@@ -3,38 +3,14 @@
 # the same sectors and a later write (or read) queued together, the
 # responses come in that order, all OKAY (the barrier is offered, so
 # never EOPNOTSUPP), and the disk holds the last write's data (a read
-# after the barrier sees the barrier's). Checked on every ring shape.
+# after the barrier sees the barrier's). Checked on every ring shape; the
+# guest reports what happened (facts), barrier_facts and flush_data_facts
+# in lib.sh say what must have.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 start_daemon
 
 sectors=$((8 * 2048))
-
-# barrier_facts: 24 rounds of write, barrier, write (a read every third
-# round) at sector 512 + 64 i, 1 + i % 4 pages: answered in that order,
-# all OKAY (the barrier is offered, so never EOPNOTSUPP); the read after
-# the barrier, or one made after the round, holds the last write's data.
-barrier_facts() {
-	echo "disk feature-barrier=1"
-	i=0
-	while [ $i -lt 24 ]; do
-		echo "round-$i order=before,barrier,after status=OKAY,OKAY,OKAY"
-		[ $((i % 3)) -eq 2 ] || echo "round-$i-read status=OKAY"
-		echo "round-$i-data sector=$((512 + i * 64))" \
-			"sectors=$(((1 + i % 4) * 8)) mismatched=0 outside=0"
-		i=$((i + 1))
-	done
-}
-
-# flush_data_facts: a FLUSH_DISKCACHE carrying 4 pages at sector 200,
-# then a read of them: both OKAY, the data the pattern.
-flush_data_facts() {
-	echo "disk feature-flush-cache=1"
-	echo "flush-with-data status=OKAY"
-	echo "read status=OKAY"
-	echo "read-data sector=200 sectors=32 mismatched=0 outside=0"
-}
-
 guest 1 8M
 attach 1
 assert_node "$(be_path 1)/feature-barrier" 1
