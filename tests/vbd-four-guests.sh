@@ -21,6 +21,7 @@ n=$(grep -c "^xensim-blkfront: dom [1-4] xvda: .*verified OK" "$out")
 # xensim prints the guests' reports one after another.
 for check in barrier:barrier_facts flush-data:flush_data_facts \
 	discard:discard_facts; do
+	# shellcheck disable=SC2034 # four guests, the same facts
 	for g in 1 2 3 4; do
 		"${check#*:}"
 	done >"$WORK/want"

@@ -18,6 +18,7 @@ write_pattern "$WORK/expected" "$sectors" 21
 # just after and read back as whole pages, a 12-segment request at 3, and
 # the whole write read again 11 pages at a time: all OKAY, every sector
 # the pattern, no byte written outside a segment.
+# shellcheck disable=SC2317 # run by expect_check
 indirect_facts() {
 	n=$1
 	total=0
