@@ -96,6 +96,8 @@ write_pattern "$WORK/d3.img" 65536 31
 assert_node "$be/mode" r
 blkfront 3 --vdev xvdb --check readonly --preexisting --seed 31 --ops 300 \
 	>/dev/null
+expect_check "$WORK/front-3.out" readonly "attach --readonly" \
+	readonly_facts 4 "$be"
 "$BLKBACKCTL" detach 3 xvdb || fail "second detach failed"
 
 # Detached under a connected guest: the guest lets go, then the trees go.

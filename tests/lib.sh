@@ -505,6 +505,186 @@ blkfront() {
 	cat "$WORK/front-$d.out"
 }
 
+# expect_facts FILE CHECK WHAT: the facts xensim-blkfront reported in
+# FILE for CHECK (its "fact check=CHECK case=CASE KEY=VALUE..." lines,
+# workload-check.h) are, in order and in number, the lines on stdin: each
+# "CASE KEY=VALUE..." as a basic regular expression the whole fact must
+# match. The simulator judges nothing; this is where a test says what the
+# backend must have answered. WHAT names the run in a failure. Not at the
+# end of a pipe: fail would only leave the pipe's subshell.
+expect_facts() {
+	ef_got="$WORK/facts.got"
+	ef_want="$WORK/facts.want"
+	sed -n "s/^fact check=$2 case=//p" "$1" >"$ef_got"
+	cat >"$ef_want"
+	ef_i=0
+	while IFS= read -r ef_line; do
+		ef_i=$((ef_i + 1))
+		ef_fact=$(sed -n "${ef_i}p" "$ef_got")
+		printf '%s\n' "$ef_fact" | grep -qx -- "$ef_line" ||
+			fail "$3: $2 fact $ef_i is '$ef_fact', expected" \
+				"'$ef_line'"
+	done <"$ef_want"
+	[ "$(wc -l <"$ef_got")" -eq "$ef_i" ] ||
+		fail "$3: $2 reported $(wc -l <"$ef_got") facts, expected" \
+			"$ef_i: $(cat "$ef_got")"
+}
+
+# expect_check FILE CHECK WHAT PRINTER [ARGS...]: expect_facts for CHECK
+# in FILE, with what PRINTER ARGS prints as the expectation.
+expect_check() {
+	ec_file=$1
+	ec_check=$2
+	ec_what=$3
+	shift 3
+	"$@" >"$WORK/facts.expected"
+	expect_facts "$ec_file" "$ec_check" "$ec_what" <"$WORK/facts.expected"
+}
+
+# The expectations of the checks several tests run, as docs/security.md
+# states them; each prints the facts a check must report, in order.
+
+# probe_facts SECTOR: a ring that still serves: a page written at SECTOR
+# and read back whole, every sector its pattern, nothing changed outside
+# the segment.
+probe_facts() {
+	echo "probe-write status=OKAY"
+	echo "probe-read status=OKAY"
+	echo "probe-data sector=$1 sectors=8 mismatched=0 outside=0"
+}
+
+# bad_requests_facts DOMID: malformed requests answered EOPNOTSUPP for an
+# operation not known or not offered, ERROR for the rest; a barrier is
+# sent only when the backend does not offer barriers.
+bad_requests_facts() {
+	echo "unknown-op-99 status=EOPNOTSUPP"
+	for kase in 12-segments 255-segments no-segments last-sect-8 \
+		first-after-last read-ungranted write-ungranted; do
+		echo "$kase status=ERROR"
+	done
+	[ "$(xs_read "$(be_path "$1")/feature-barrier")" = 1 ] ||
+		echo "barrier-not-offered status=EOPNOTSUPP"
+	probe_facts 16
+}
+
+# bad_indirect_facts DOMID: hostile indirect requests, then hostile
+# discards when discard is offered, answered ERROR throughout.
+bad_indirect_facts() {
+	bi_be=$(be_path "$1")
+	[ "$(xs_read "$bi_be/feature-max-indirect-segments")" -ge 4096 ] ||
+		echo "more-than-offered status=ERROR"
+	for kase in 4097-segments 65535-segments no-segments \
+		page-not-granted page-gref-0 inner-flush inner-discard \
+		inner-indirect past-end segment-ungranted segment-last-sect-8 \
+		segment-first-after-last; do
+		echo "$kase status=ERROR"
+	done
+	if [ "$(xs_read "$bi_be/feature-discard")" = 1 ]; then
+		for kase in discard-past-end discard-crossing-end \
+			discard-0-sectors discard-wrapping; do
+			echo "$kase status=ERROR"
+		done
+	fi
+	probe_facts 16
+}
+
+# past_end_facts SECTORS: on a disk of SECTORS sectors, every request
+# crossing or beyond the end, or wrapping 2^64, answered ERROR; the last
+# sector written and read back.
+past_end_facts() {
+	echo "disk sectors=$1"
+	for kase in read-crossing-end write-crossing-end write-past-end \
+		read-wrapping; do
+		echo "$kase status=ERROR"
+	done
+	echo "write-last-sector status=OKAY"
+	echo "read-last-sector status=OKAY"
+	echo "last-sector-data sector=$(($1 - 1)) sectors=1 mismatched=0" \
+		"outside=0"
+	probe_facts 0
+}
+
+# full_11_facts: 11 whole pages written in one request at sector 24 and
+# read back whole, then page by page: all OKAY, all 88 sectors the
+# pattern.
+full_11_facts() {
+	echo "full-write status=OKAY"
+	echo "full-read status=OKAY"
+	echo "full-data sector=24 sectors=88 mismatched=0 outside=0"
+	echo "page-reads requests=11 okay=11 sectors=88 mismatched=0"
+}
+
+# partial_facts: 30 sectors in 11 partial segments written at sector 101
+# and read back as whole pages, and the reverse at 307: all OKAY, every
+# sector the pattern, no byte written outside a segment.
+partial_facts() {
+	for kase in partial:101 whole:307; do
+		echo "${kase%:*}-write status=OKAY"
+		echo "${kase%:*}-read status=OKAY"
+		echo "${kase%:*}-data sector=${kase#*:} sectors=30 mismatched=0" \
+			"outside=0"
+	done
+}
+
+# barrier_facts: 24 rounds of write, barrier, write (a read every third
+# round) at sector 512 + 64 i, 1 + i % 4 pages: answered in that order,
+# all OKAY (the barrier is offered, so never EOPNOTSUPP); the read after
+# the barrier, or one made after the round, holds the last write's data.
+barrier_facts() {
+	echo "disk feature-barrier=1"
+	i=0
+	while [ $i -lt 24 ]; do
+		echo "round-$i order=before,barrier,after status=OKAY,OKAY,OKAY"
+		[ $((i % 3)) -eq 2 ] || echo "round-$i-read status=OKAY"
+		echo "round-$i-data sector=$((512 + i * 64))" \
+			"sectors=$(((1 + i % 4) * 8)) mismatched=0 outside=0"
+		i=$((i + 1))
+	done
+}
+
+# flush_data_facts: a FLUSH_DISKCACHE carrying 4 pages at sector 200,
+# then a read of them: both OKAY, the data the pattern.
+flush_data_facts() {
+	echo "disk feature-flush-cache=1"
+	echo "flush-with-data status=OKAY"
+	echo "read status=OKAY"
+	echo "read-data sector=200 sectors=32 mismatched=0 outside=0"
+}
+
+# discard_facts: the check discard: a 4 MiB range (8192 sectors, a whole
+# number of granules) plus a guard on each side written, discarded in
+# quarters (two with the secure flag, ignored without discard-secure),
+# read back as zeros; the guards keep their pattern.
+discard_facts() {
+	cat <<'EOF'
+write sectors=[0-9]* requests=\([0-9]*\) okay=\1
+flush-written status=OKAY
+discard-0 status=OKAY
+discard-1-secure status=OKAY
+discard-2 status=OKAY
+discard-3-secure status=OKAY
+flush-discarded status=OKAY
+discarded sectors=8192 requests=\([0-9]*\) okay=\1 nonzero=0
+guard-before sectors=[0-9]* requests=\([0-9]*\) okay=\1 mismatched=0
+guard-after sectors=[0-9]* requests=\([0-9]*\) okay=\1 mismatched=0
+EOF
+	probe_facts 0
+}
+
+# readonly_facts INFO BACKEND-PATH: a read-only disk with info INFO: a
+# write, a flush with data and (when offered) a barrier answered ERROR;
+# a read answered OKAY with the data the image holds (--preexisting, the
+# run's --seed).
+readonly_facts() {
+	echo "disk info=$1"
+	echo "write status=ERROR"
+	echo "flush-with-data status=ERROR"
+	[ "$(xs_read "$2/feature-barrier")" = 1 ] &&
+		echo "barrier-write status=ERROR"
+	echo "read status=OKAY"
+	echo "read-data sector=8 sectors=8 mismatched=0 outside=0"
+}
+
 # blkfront_bg DOMID ARGS...: a run in the background, output in
 # front-DOMID.out; its pid is BG_PID, killed at exit if it still runs.
 blkfront_bg() {

@@ -86,7 +86,8 @@ tests_test_engine_SOURCES = tests/test-engine.c tests/check.h
 tests_test_engine_CFLAGS = $(AM_CFLAGS) $(XENGNTTAB_CFLAGS) \
 	$(XENEVTCHN_CFLAGS)
 tests_test_engine_LDADD = libblk/libblk.la tools/xensim/libxengnttab.la \
-	tools/xensim/libxenevtchn.la tools/xensim/libxensim.la
+	tools/xensim/libxenevtchn.la tools/xensim/libxensim-ring.la \
+	tools/xensim/libxensim.la
 
 # The option table and blkbackd.conf, through options_parse().
 TESTS += tests/test-options

@@ -2,10 +2,11 @@
 /*
  * The engine's pass loop (blk_engine_run() and what it calls), driven in
  * one thread against xensim's grant table and event channels through the
- * simulator's fake libxengnttab and libxenevtchn, with guests written
- * here over their own simulated memory and a file image served by the
- * real file backend. Each test checks a promise of libblk/engine.h or of
- * the pass in libblk/engine.c that the shell tests see only as a whole:
+ * simulator's fake libxengnttab and libxenevtchn, with guests on the
+ * shared test guest's ring (tools/xensim/guest-ring.h) over their own
+ * simulated memory and a file image served by the real file backend. Each test
+ * checks a promise of libblk/engine.h or of the pass in libblk/engine.c that
+ * the shell tests see only as a whole:
  *
  *  - a ring with a deep queue takes a bounded share of a pass: another
  *    ring's request reaches the backend before the deep ring's last, and
@@ -55,6 +56,7 @@
 #include "libblk/engine.h"
 #include "libblk/poll.h"
 #include "tests/check.h"
+#include "tools/xensim/guest-ring.h"
 #include "tools/xensim/xensim.h"
 
 #define IMAGE_BYTES (16u << 20)
@@ -86,12 +88,10 @@ static unsigned int nr_subs;
 struct guest {
 	uint32_t domid;
 	struct xensim_domain *dom;
-	blkif_x86_64_front_ring_t ring;
+	struct guest_ring ring; /* x86_64, at frame 0, granted to dom0 */
 	unsigned int order;
-	uint32_t ring_refs[BLK_MAX_RING_PAGES];
 	uint32_t data_ref; /* one page, the buffer of every request */
 	uint32_t ro_ref; /* another, granted read-only */
-	int port;
 
 	struct blk_conn *conn;
 	struct blk_backend *backend;
@@ -215,7 +215,7 @@ static bool took_event(struct guest *g)
 
 	if (port < 0)
 		return false;
-	REQUIRE_EQ(port, g->port);
+	REQUIRE_EQ(port, g->ring.port);
 	REQUIRE_EQ(xensim_evtchn_unmask(g->dom, (uint32_t)port), 0);
 	return true;
 }
@@ -230,7 +230,7 @@ static void guest_connect(struct blk_engine *e, struct guest *g,
 	struct blk_conn_params p = {
 		.domid = g->domid,
 		.ring_order = g->order,
-		.remote_port = (uint32_t)g->port,
+		.remote_port = (uint32_t)g->ring.port,
 		.abi = BLKIF_ABI_X86_64,
 		.backend = g->backend,
 		.limits = { .sectors = IMAGE_BYTES / 512, .sector_size = 512 },
@@ -239,7 +239,8 @@ static void guest_connect(struct blk_engine *e, struct guest *g,
 		.handover = kept,
 	};
 
-	memcpy(p.ring_refs, g->ring_refs, sizeof(p.ring_refs));
+	for (unsigned int i = 0; i < BLK_MAX_RING_PAGES; i++)
+		p.ring_refs[i] = g->ring.grefs[i];
 	g->closed = false;
 	REQUIRE_EQ(blk_engine_connect(e, &p, &g->conn), 0);
 	/* A connection starts with one event to its guest (conn.c). */
@@ -250,29 +251,18 @@ static void guest_connect(struct blk_engine *e, struct guest *g,
 static void guest_make(struct guest *g, uint32_t domid, unsigned int order)
 {
 	unsigned int pages = 1u << order;
-	size_t bytes = (size_t)pages * XENSIM_PAGE_SIZE;
-	struct blkif_x86_64_sring *s;
 	int ref;
 
 	*g = (struct guest){ .domid = domid, .order = order };
 	REQUIRE_EQ(xensim_domain_create(dir, domid, pages + 2), 0);
 	REQUIRE_EQ(xensim_domain_open(dir, domid, &g->dom), 0);
-	s = xensim_domain_page(g->dom, 0);
-	SHARED_RING_INIT(s);
-	FRONT_RING_INIT(&g->ring, s, bytes);
-	for (unsigned int i = 0; i < pages; i++) {
-		ref = xensim_grant_access(g->dom, 0, i, false);
-		REQUIRE(ref > 0);
-		g->ring_refs[i] = (uint32_t)ref;
-	}
+	REQUIRE_EQ(guest_ring_init(&g->ring, g->dom, 0, 0, order, true), 0);
 	ref = xensim_grant_access(g->dom, 0, pages, false);
 	REQUIRE(ref > 0);
 	g->data_ref = (uint32_t)ref;
 	ref = xensim_grant_access(g->dom, 0, pages + 1, true);
 	REQUIRE(ref > 0);
 	g->ro_ref = (uint32_t)ref;
-	g->port = xensim_evtchn_alloc_unbound(g->dom, 0);
-	REQUIRE(g->port > 0);
 	g->backend = logging_backend_new(g);
 }
 
@@ -286,28 +276,25 @@ static void guest_start(struct blk_engine *e, struct guest *g, uint32_t domid,
 
 static unsigned int ring_slots(const struct guest *g)
 {
-	return RING_SIZE(&g->ring);
+	return guest_ring_size(&g->ring);
 }
 
 /* Queue @op of @nr_segs pages at @sector, every segment on @gref. */
 static void queue_rw(struct guest *g, uint8_t op, uint64_t id, uint64_t sector,
 		     unsigned int nr_segs, uint32_t gref)
 {
-	union blkif_x86_64_slot *slot =
-		RING_GET_REQUEST(&g->ring, g->ring.req_prod_pvt);
-
-	slot->rw = (struct blkif_x86_64_request){
+	struct frontend_request r = {
 		.operation = op,
 		.nr_segments = (uint8_t)nr_segs,
 		.id = id,
 		.sector_number = sector,
 	};
-	for (unsigned int i = 0; i < nr_segs; i++)
-		slot->rw.seg[i] = (struct blkif_request_segment){
-			.gref = gref,
-			.last_sect = SECTORS_PER_PAGE - 1,
-		};
-	g->ring.req_prod_pvt++;
+
+	for (unsigned int i = 0; i < nr_segs; i++) {
+		r.seg[i].gref = gref;
+		r.seg[i].last_sect = SECTORS_PER_PAGE - 1;
+	}
+	guest_ring_put_rw(&g->ring, &r);
 }
 
 /* Queue a read of @nr_segs pages at @sector. */
@@ -326,8 +313,8 @@ static void queue_read(struct guest *g, uint64_t id, unsigned int nr_segs)
 /* Publish the queued requests and send an event, asked for or not. */
 static void push_and_notify(struct guest *g)
 {
-	RING_PUSH_REQUESTS(&g->ring);
-	REQUIRE_EQ(xensim_evtchn_notify(g->dom, (uint32_t)g->port), 0);
+	guest_ring_push(&g->ring);
+	REQUIRE_EQ(guest_ring_notify(&g->ring), 0);
 }
 
 /* Requests @first.. @first+@n-1, one page each, pushed and notified. */
@@ -341,7 +328,7 @@ static void queue_reads(struct guest *g, uint64_t first, unsigned int n)
 /* The guest's view of how many responses the backend has published. */
 static unsigned int published(const struct guest *g)
 {
-	return g->ring.sring->rsp_prod;
+	return guest_ring_rsp_prod(&g->ring);
 }
 
 /*
@@ -350,26 +337,22 @@ static unsigned int published(const struct guest *g)
  */
 static void take_responses(struct guest *g)
 {
-	RING_IDX prod = g->ring.sring->rsp_prod;
+	struct frontend_response r;
+	int ret;
 
-	for (; g->ring.rsp_cons != prod; g->ring.rsp_cons++) {
-		const struct blkif_x86_64_response *r =
-			RING_GET_RESPONSE(&g->ring, g->ring.rsp_cons);
-
+	while ((ret = guest_ring_take(&g->ring, &r)) > 0) {
 		REQUIRE(g->nr_rsps < MAX_IDS);
-		g->rsp_id[g->nr_rsps] = r->id;
-		g->rsp_status[g->nr_rsps++] = r->status;
+		g->rsp_id[g->nr_rsps] = r.id;
+		g->rsp_status[g->nr_rsps++] = r.status;
 	}
+	REQUIRE_EQ(ret, 0);
 }
 
 /* Take the responses and ask for an event at the next one. */
 static void take_responses_and_rearm(struct guest *g)
 {
-	int more;
-
 	take_responses(g);
-	RING_FINAL_CHECK_FOR_RESPONSES(&g->ring, more);
-	REQUIRE(!more);
+	REQUIRE(!guest_ring_final_check(&g->ring));
 }
 
 /* Run passes until @g has @n responses published (at most 50 passes). */
@@ -835,9 +818,10 @@ static void test_ring_pages_paid(void)
 	CHECK_EQ(blk_budget_ring_pages(&budget), 2);
 	guest_make(&late, 92, 1);
 	p.domid = late.domid;
-	p.remote_port = (uint32_t)late.port;
+	p.remote_port = (uint32_t)late.ring.port;
 	p.backend = late.backend;
-	memcpy(p.ring_refs, late.ring_refs, sizeof(p.ring_refs));
+	for (unsigned int i = 0; i < BLK_MAX_RING_PAGES; i++)
+		p.ring_refs[i] = late.ring.grefs[i];
 	CHECK_EQ(blk_engine_connect(a, &p, &conn), -EDQUOT);
 	CHECK_EQ(mapped_grants(&late), 0);
 	CHECK_EQ(blk_budget_ring_pages(&budget), 2);
@@ -881,8 +865,8 @@ static void test_broken_ring_alone_is_dropped(struct blk_engine *e)
 
 	guest_start(e, &good, 41, 0);
 	guest_start(e, &bad, 42, 0); /* served first */
-	bad.ring.sring->req_prod = ring_slots(&bad) + 5;
-	REQUIRE_EQ(xensim_evtchn_notify(bad.dom, (uint32_t)bad.port), 0);
+	guest_ring_set_req_prod(&bad.ring, ring_slots(&bad) + 5);
+	REQUIRE_EQ(guest_ring_notify(&bad.ring), 0);
 	queue_reads(&good, 0, 1);
 	clear_log();
 

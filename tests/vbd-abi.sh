@@ -16,6 +16,8 @@ for abi in x86_64 x86_32 none; do
 	blkfront $d --abi $abi --fill --partial --bs 45056 --depth 32 \
 		--ops 300 --verify --seed 11 \
 		--check full-11-segments --check partial-segments >/dev/null
+	expect_check "$WORK/front-$d.out" full-11-segments "$abi" full_11_facts
+	expect_check "$WORK/front-$d.out" partial-segments "$abi" partial_facts
 	case $abi in
 	none) xs_read "$(fe_path $d)/protocol" >/dev/null &&
 		fail "frontend wrote a protocol node in mode none" ;;

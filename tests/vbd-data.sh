@@ -17,6 +17,8 @@ guest 1 "$size"
 attach 1
 blkfront 1 --fill --partial --bs 45056 --depth 16 --ops 200 --verify \
 	--seed 7 --check partial-segments --check full-11-segments
+expect_check "$WORK/front-1.out" partial-segments "seed 7" partial_facts
+expect_check "$WORK/front-1.out" full-11-segments "seed 7" full_11_facts
 write_pattern "$WORK/expected-7" "$sectors" 7
 # The checks wrote their own data with the same seed, so the whole image
 # must equal the pattern.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # With --cache writeback, a WRITE's response leaves dirty page-cache pages
 # in the image and the FLUSH response comes only after they are written
-# back: measured with cachestat(2) between the steps.
+# back: measured with cachestat(2) between the steps. The guest reports
+# the answers it got (facts); the test states they must all be OKAY.
 . "$top_srcdir/tests/lib.sh"
 
 [ -x "$CACHESTAT" ] || fail "tests/it-cachestat not built"
@@ -18,6 +19,11 @@ start_daemon --cache writeback
 guest 1 16M
 attach 1
 blkfront 1 --check flush >/dev/null
+expect_check "$WORK/front-1.out" flush "flush" cat <<EOF
+disk feature-flush-cache=1
+$(probe_facts 64)
+flush status=OKAY
+EOF
 
 hold_start 1 --check flush-pause --seed 5
 wait_file_line "$WORK/front-1.out" WRITTEN 30 ||
@@ -38,5 +44,10 @@ esac
 echo go >&3
 exec 3>&-
 wait "$HOLD_PID" || fail "guest failed"
+# 8 MiB written and the flush between the measurements, all OKAY.
+expect_check "$WORK/front-1.out" flush-pause "flush-pause" cat <<EOF
+write sectors=16384 requests=\([0-9]*\) okay=\1
+flush status=OKAY
+EOF
 assert_daemon_alive
 exit 0

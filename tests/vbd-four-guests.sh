@@ -1,6 +1,7 @@
 #!/bin/sh
 # The demo as a test: `xensim run` with four guests doing verified I/O at
-# the same time against one daemon; every guest must verify.
+# the same time against one daemon; every guest must verify and its
+# checks be answered as they must.
 . "$top_srcdir/tests/lib.sh"
 
 XENSIM=$top_builddir/tools/xensim/xensim
@@ -16,4 +17,14 @@ cat "$out"
 [ "$rc" -eq 0 ] || fail "xensim run failed (exit $rc)"
 n=$(grep -c "^xensim-blkfront: dom [1-4] xvda: .*verified OK" "$out")
 [ "$n" -eq 4 ] || fail "$n of 4 guests verified"
+# Each guest ran the barrier, flush-with-data and discard checks first;
+# xensim prints the guests' reports one after another.
+for check in barrier:barrier_facts flush-data:flush_data_facts \
+	discard:discard_facts; do
+	# shellcheck disable=SC2034 # four guests, the same facts
+	for g in 1 2 3 4; do
+		"${check#*:}"
+	done >"$WORK/want"
+	expect_facts "$out" "${check%:*}" "4 guests" <"$WORK/want"
+done
 exit 0

@@ -80,6 +80,8 @@ attach_must_fail 4 "$(uri ro)" xvda \
 attach 4 xvdb "$(uri ro)" --mode r
 blkfront 4 --vdev xvdb --check readonly --preexisting --seed 31 \
 	--ops 100 >/dev/null
+expect_check "$WORK/front-4.out" readonly "a read-only export" \
+	readonly_facts 4 "$(be_path 4 51728)"
 detach 4 xvdb
 
 exit 0

@@ -12,6 +12,12 @@ start_daemon
 	fail "create dom 1 failed"
 attach 1 xvda null:64M
 blkfront 1 --check null >/dev/null
+expect_check "$WORK/front-1.out" null null:64M cat <<EOF
+write status=OKAY
+flush status=OKAY
+read status=OKAY
+read-data bytes=8192 nonzero=0
+EOF
 connected_line 1 | grep -q " $((64 * 2048)) sectors," ||
 	fail "a null:64M disk: $(connected_line 1)"
 blkfront 1 --ops 2000 --depth 16 --flush-every 16 >/dev/null

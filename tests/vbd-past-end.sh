@@ -10,6 +10,8 @@ guest 1 "$size"
 attach 1
 for abi in x86_64 x86_32; do
 	blkfront 1 --abi $abi --check past-end --ops 200 --verify >/dev/null
+	expect_check "$WORK/front-1.out" past-end "$abi" past_end_facts \
+		$((size / 512))
 done
 got=$(stat -c %s "$WORK/d1.img")
 [ "$got" -eq "$size" ] || fail "image grew from $size to $got bytes"

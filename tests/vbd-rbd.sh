@@ -55,6 +55,8 @@ attach_must_fail 3 "rbd:rbd/one@s1:conf=$CEPH_CONF" xvda \
 attach 3 xvdb "rbd:rbd/one@s1:conf=$CEPH_CONF" --mode r
 blkfront 3 --vdev xvdb --check readonly --preexisting --seed 7 --ops 200 \
 	>/dev/null
+expect_check "$WORK/front-3.out" readonly "a snapshot" readonly_facts 4 \
+	"$(be_path 3 51728)"
 detach 3 xvdb
 
 note "the exclusive lock keeps a second writer out"

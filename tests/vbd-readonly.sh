@@ -16,6 +16,8 @@ cp "$WORK/d1.img" "$WORK/expected"
 xs_read "$(be_path 1)/feature-discard" | grep -q 1 &&
 	fail "discard offered on a read-only disk"
 blkfront 1 --check readonly --preexisting --seed 31 --ops 300 >/dev/null
+expect_check "$WORK/front-1.out" readonly "mode=r" readonly_facts 4 \
+	"$(be_path 1)"
 grep -q "info 4$" "$WORK/front-1.out" ||
 	fail "read-only disk: $(connected_line 1)"
 assert_node "$(be_path 1)/info" 4
@@ -27,6 +29,8 @@ cp "$WORK/expected" "$WORK/d2.img"
 "$TOOLSTACK" attach 2 "$WORK/d2.img" xvda --device-type cdrom $SCRIPT_OPT \
 	>>"$WORK/toolstack.log" 2>&1 || fail "cdrom attach failed"
 blkfront 2 --check readonly --preexisting --seed 31 --ops 300 >/dev/null
+expect_check "$WORK/front-2.out" readonly "cdrom" readonly_facts 5 \
+	"$(be_path 2)"
 info=$(xs_read "$(be_path 2)/info")
 [ $((info & 1)) -eq 1 ] && [ $((info & 4)) -eq 4 ] ||
 	fail "cdrom has info '$info', wanted VDISK_CDROM|VDISK_READONLY"

@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The simulated blkfront. The guest trusts its backend more than the
- * backend trusts the guest, but this frontend still checks every response
- * (id outstanding, operation matching, as Linux blkfront has since 5.14)
- * because catching a backend that answers wrongly is what the tests are
- * for.
- *
- * Guest memory layout, in page frames: the rings of all queues first
- * (2^order pages each), then each queue's indirect pages (a set per
- * request slot, plus one set for hand-made raw requests), then the data
- * pages.
+ * The simulated blkfront's xenbus handshake (frontend-internal.h): find
+ * the backend, take what it offers the way Linux blkfront does (or what
+ * the caller forces), set up each queue's ring, slots and grants, and
+ * publish them with state Initialised in one transaction. Also the
+ * backend's state and size as the guest reads them later.
  */
-#include "tools/xensim/frontend.h"
+#include "tools/xensim/frontend-internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -24,57 +19,8 @@
 #include "libblk/xenbus.h"
 #include "tools/xensim/xensim.h"
 
-#define MAX_RING_PAGES (1u << FRONTEND_MAX_RING_ORDER)
-#define RAW_IND_PAGES BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST
-#define SEGS_PER_IND_PAGE BLKIF_SEGS_PER_INDIRECT_PAGE
 #define AUTO_MAX_RING_ORDER 4u
-#define ID_SLOT_BITS 16
-#define ID_SLOT_MASK ((1ull << ID_SLOT_BITS) - 1)
-#define GRANT_END_WAIT_MS 1000
-
-struct slot {
-	bool busy;
-	uint8_t expect_op; /* what the response must carry */
-	uint64_t id;
-	unsigned int nr_grefs; /* per-request grants, ended at response */
-	grant_ref_t *grefs;
-};
-
-struct fe_queue {
-	struct xensim_domain *dom; /* owns this queue's port */
-	union {
-		struct blkif_x86_64_front_ring r64;
-		struct blkif_x86_32_front_ring r32;
-	} ring;
-	uint32_t ring_pfn;
-	grant_ref_t ring_grefs[MAX_RING_PAGES];
-	int port;
-	struct slot *slots;
-	unsigned int nr_slots;
-	unsigned int nr_busy;
-	unsigned int free_hint;
-	uint64_t generation;
-	uint32_t ind_pfn; /* slot s, page k: ind_pfn + s * ipp + k */
-	grant_ref_t *ind_grefs; /* persistent grants of those pages */
-	grant_ref_t raw_grefs[RAW_IND_PAGES];
-	/* Responses found only after a wait ran out (frontend.h). */
-	uint64_t unannounced;
-};
-
-struct frontend {
-	struct frontend_config cfg;
-	struct frontend_disk_info disk;
-	struct xs_handle *xs;
-	struct xensim_domain *dom;
-	bool is_x86_64;
-	uint32_t max_indirect; /* negotiated: 0 = no indirect requests */
-	unsigned int ind_pages_per_req; /* ipp */
-	uint32_t data_pfn;
-	grant_ref_t *data_grefs; /* persistent grants, NULL without */
-	uint32_t nr_data_granted;
-	struct fe_queue queue[FRONTEND_MAX_QUEUES];
-	unsigned int nr_queues_open;
-};
+#define MAX_RING_PAGES (1u << FRONTEND_MAX_RING_ORDER)
 
 static int xs_err(void)
 {
@@ -85,53 +31,6 @@ const struct frontend_disk_info *frontend_disk_info(const struct frontend *fe)
 {
 	return &fe->disk;
 }
-
-uint32_t frontend_nr_data_pages(const struct frontend *fe)
-{
-	return fe->cfg.nr_data_pages;
-}
-
-void *frontend_data_page(struct frontend *fe, uint32_t page)
-{
-	if (page >= fe->cfg.nr_data_pages)
-		return NULL;
-	return xensim_domain_page(fe->dom, fe->data_pfn + page);
-}
-
-grant_ref_t frontend_data_gref(const struct frontend *fe, uint32_t page)
-{
-	return fe->data_grefs && page < fe->nr_data_granted
-		       ? fe->data_grefs[page]
-		       : 0;
-}
-
-static unsigned int ring_room(const struct frontend *fe,
-			      const struct fe_queue *fq)
-{
-	unsigned int used;
-
-	if (fe->is_x86_64)
-		used = fq->ring.r64.req_prod_pvt - fq->ring.r64.rsp_cons;
-	else
-		used = fq->ring.r32.req_prod_pvt - fq->ring.r32.rsp_cons;
-	return used >= fe->disk.ring_size ? 0 : fe->disk.ring_size - used;
-}
-
-unsigned int frontend_queue_free(const struct frontend *fe, unsigned int q)
-{
-	const struct fe_queue *fq = &fe->queue[q];
-	unsigned int room = ring_room(fe, fq);
-	unsigned int slots = fq->nr_slots - fq->nr_busy;
-
-	return room < slots ? room : slots;
-}
-
-unsigned int frontend_queue_in_flight(const struct frontend *fe, unsigned int q)
-{
-	return fe->queue[q].nr_busy;
-}
-
-/* ---- the handshake ---- */
 
 static int read_string(struct xs_handle *xs, const char *path, char *buf,
 		       size_t size)
@@ -278,30 +177,8 @@ static struct slot *alloc_slots(unsigned int n, unsigned int grefs_each)
 	return s;
 }
 
-static int init_ring(struct frontend *fe, struct fe_queue *fq)
-{
-	size_t bytes = (size_t)XENSIM_PAGE_SIZE << fe->disk.ring_order;
-	void *page = xensim_domain_page(fe->dom, fq->ring_pfn);
-
-	if (!page)
-		return -ENOMEM;
-	memset(page, 0, bytes);
-	if (fe->is_x86_64) {
-		struct blkif_x86_64_sring *s = page;
-
-		SHARED_RING_INIT(s);
-		FRONT_RING_INIT(&fq->ring.r64, s, bytes);
-	} else {
-		struct blkif_x86_32_sring *s = page;
-
-		SHARED_RING_INIT(s);
-		FRONT_RING_INIT(&fq->ring.r32, s, bytes);
-	}
-	return 0;
-}
-
-static int grant_page(struct frontend *fe, struct xensim_domain *dom,
-		      uint32_t pfn, bool readonly, grant_ref_t *out)
+int fe_grant_page(struct frontend *fe, struct xensim_domain *dom, uint32_t pfn,
+		  bool readonly, grant_ref_t *out)
 {
 	int ret =
 		xensim_grant_access(dom, fe->disk.backend_domid, pfn, readonly);
@@ -320,8 +197,7 @@ static int open_queue(struct frontend *fe, unsigned int q, uint32_t ring_pfn,
 	unsigned int ipp = fe->ind_pages_per_req;
 	int ret;
 
-	fq->port = -1;
-	fq->ring_pfn = ring_pfn;
+	fq->gr.port = -1;
 	fq->ind_pfn = ind_pfn;
 	fe->nr_queues_open = q + 1;
 	ret = xensim_domain_open(xensim_dir(), fe->cfg.domid, &fq->dom);
@@ -332,33 +208,25 @@ static int open_queue(struct frontend *fe, unsigned int q, uint32_t ring_pfn,
 		calloc((size_t)fq->nr_slots * ipp + 1, sizeof(grant_ref_t));
 	if (!fq->slots || !fq->ind_grefs)
 		return -ENOMEM;
-	ret = init_ring(fe, fq);
+	ret = guest_ring_init(&fq->gr, fq->dom, fe->disk.backend_domid,
+			      ring_pfn, fe->disk.ring_order, fe->is_x86_64);
 	if (ret < 0)
 		return ret;
-	for (unsigned int i = 0; i < (1u << fe->disk.ring_order); i++) {
-		ret = grant_page(fe, fe->dom, ring_pfn + i, false,
-				 &fq->ring_grefs[i]);
-		if (ret < 0)
-			return ret;
-	}
 	/* Persistent grants must be writable (blkif.h); so are these. */
 	for (unsigned int i = 0; fe->disk.persistent && i < fq->nr_slots * ipp;
 	     i++) {
-		ret = grant_page(fe, fe->dom, ind_pfn + i, false,
-				 &fq->ind_grefs[i]);
+		ret = fe_grant_page(fe, fe->dom, ind_pfn + i, false,
+				    &fq->ind_grefs[i]);
 		if (ret < 0)
 			return ret;
 	}
 	for (unsigned int i = 0; i < RAW_IND_PAGES; i++) {
-		ret = grant_page(fe, fe->dom, ind_pfn + fq->nr_slots * ipp + i,
-				 false, &fq->raw_grefs[i]);
+		ret = fe_grant_page(fe, fe->dom,
+				    ind_pfn + fq->nr_slots * ipp + i, false,
+				    &fq->raw_grefs[i]);
 		if (ret < 0)
 			return ret;
 	}
-	ret = xensim_evtchn_alloc_unbound(fq->dom, fe->disk.backend_domid);
-	if (ret < 0)
-		return ret;
-	fq->port = ret;
 	return 0;
 }
 
@@ -395,8 +263,8 @@ static int grant_data_pages(struct frontend *fe)
 	if (!fe->data_grefs)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < fe->cfg.nr_data_pages; i++) {
-		int ret = grant_page(fe, fe->dom, fe->data_pfn + i, false,
-				     &fe->data_grefs[i]);
+		int ret = fe_grant_page(fe, fe->dom, fe->data_pfn + i, false,
+					&fe->data_grefs[i]);
 
 		if (ret < 0)
 			return ret;
@@ -429,10 +297,10 @@ static int write_queue_keys(struct frontend *fe, xs_transaction_t t,
 			snprintf(path, sizeof(path), "%s/ring-ref", dir);
 		else
 			snprintf(path, sizeof(path), "%s/ring-ref%u", dir, i);
-		ret = xenbus_printf(fe->xs, t, path, "%u", fq->ring_grefs[i]);
+		ret = xenbus_printf(fe->xs, t, path, "%u", fq->gr.grefs[i]);
 	}
 	snprintf(path, sizeof(path), "%s/event-channel", dir);
-	return ret ?: xenbus_printf(fe->xs, t, path, "%d", fq->port);
+	return ret ?: xenbus_printf(fe->xs, t, path, "%d", fq->gr.port);
 }
 
 /*
@@ -548,7 +416,7 @@ static int read_disk_properties(struct frontend *fe)
 	return 0;
 }
 
-static int write_own_state(struct frontend *fe, int state)
+int fe_write_state(struct frontend *fe, int state)
 {
 	char path[300];
 
@@ -571,7 +439,7 @@ static int connect_steps(struct frontend *fe)
 	ret = xenbus_read_uint(fe->xs, fe->disk.frontend_path, "state",
 			       UINT64_MAX, &v);
 	if (ret < 0 || v != XenbusStateInitialising) {
-		ret = write_own_state(fe, XenbusStateInitialising);
+		ret = fe_write_state(fe, XenbusStateInitialising);
 		if (ret < 0)
 			return ret;
 	}
@@ -605,13 +473,13 @@ static int connect_steps(struct frontend *fe)
 		return ret;
 	if (ret != XenbusStateConnected) {
 		/* As blkfront_closing: the backend gave up, so do we. */
-		write_own_state(fe, XenbusStateClosed);
+		fe_write_state(fe, XenbusStateClosed);
 		return -ECONNREFUSED;
 	}
 	ret = read_disk_properties(fe);
 	if (ret < 0)
 		return ret;
-	return write_own_state(fe, XenbusStateConnected);
+	return fe_write_state(fe, XenbusStateConnected);
 }
 
 int frontend_connect(const struct frontend_config *cfg, struct frontend **out)
@@ -640,677 +508,6 @@ int frontend_connect(const struct frontend_config *cfg, struct frontend **out)
 	*out = fe;
 	return 0;
 }
-
-/* ---- requests ---- */
-
-static int take_slot(struct fe_queue *fq, uint64_t raw_id, bool raw,
-		     uint8_t expect_op, struct slot **out)
-{
-	for (unsigned int n = 0; n < fq->nr_slots; n++) {
-		unsigned int i = (fq->free_hint + n) % fq->nr_slots;
-		struct slot *s = &fq->slots[i];
-
-		if (s->busy)
-			continue;
-		s->busy = true;
-		s->expect_op = expect_op;
-		s->nr_grefs = 0;
-		s->id = raw ? raw_id
-			    : (++fq->generation << ID_SLOT_BITS) | (uint64_t)i;
-		fq->nr_busy++;
-		fq->free_hint = i + 1;
-		*out = s;
-		return 0;
-	}
-	return -EBUSY;
-}
-
-static struct slot *find_slot(struct fe_queue *fq, uint64_t id)
-{
-	uint64_t i = id & ID_SLOT_MASK;
-
-	if (i < fq->nr_slots && fq->slots[i].busy && fq->slots[i].id == id)
-		return &fq->slots[i];
-	for (unsigned int n = 0; n < fq->nr_slots; n++) {
-		if (fq->slots[n].busy && fq->slots[n].id == id)
-			return &fq->slots[n];
-	}
-	return NULL;
-}
-
-/* End a slot's per-request grants, waiting briefly while still in use. */
-static int end_slot_grants(struct fe_queue *fq, struct slot *s)
-{
-	int64_t deadline = xenbus_now_ms() + GRANT_END_WAIT_MS;
-	int first = 0;
-
-	for (unsigned int i = 0; i < s->nr_grefs; i++) {
-		int ret;
-
-		while ((ret = xensim_grant_end(fq->dom, s->grefs[i])) ==
-			       -EBUSY &&
-		       xenbus_now_ms() < deadline)
-			poll(NULL, 0, 1);
-		if (ret < 0 && !first)
-			first = ret;
-	}
-	s->nr_grefs = 0;
-	return first;
-}
-
-static void release_slot(struct fe_queue *fq, struct slot *s)
-{
-	end_slot_grants(fq, s);
-	s->busy = false;
-	fq->nr_busy--;
-}
-
-static void *next_request_slot(struct frontend *fe, struct fe_queue *fq)
-{
-	void *slot;
-
-	if (fe->is_x86_64) {
-		struct blkif_x86_64_front_ring *r = &fq->ring.r64;
-
-		slot = RING_GET_REQUEST(r, r->req_prod_pvt);
-		memset(slot, 0, sizeof(union blkif_x86_64_slot));
-		r->req_prod_pvt++;
-	} else {
-		struct blkif_x86_32_front_ring *r = &fq->ring.r32;
-
-		slot = RING_GET_REQUEST(r, r->req_prod_pvt);
-		memset(slot, 0, sizeof(union blkif_x86_32_slot));
-		r->req_prod_pvt++;
-	}
-	return slot;
-}
-
-/*
- * Both ABIs name the same fields; one macro fills either slot type. The
- * sector and the segments are the fields no response overlaps (the
- * response's 12 or 16 bytes cover operation to id).
- */
-#define FILL_SECTOR_AND_SEGMENTS(r, req)                                       \
-	do {                                                                   \
-		(r)->sector_number = (req)->sector_number;                     \
-		for (unsigned int i_ = 0; i_ < BLKIF_MAX_SEGMENTS_PER_REQUEST; \
-		     i_++) {                                                   \
-			(r)->seg[i_].gref = (req)->seg[i_].gref;               \
-			(r)->seg[i_].first_sect = (req)->seg[i_].first_sect;   \
-			(r)->seg[i_].last_sect = (req)->seg[i_].last_sect;     \
-		}                                                              \
-	} while (0)
-
-#define FILL_RW(r, req)                                \
-	do {                                           \
-		(r)->operation = (req)->operation;     \
-		(r)->nr_segments = (req)->nr_segments; \
-		(r)->handle = (req)->handle;           \
-		(r)->id = (req)->id;                   \
-		FILL_SECTOR_AND_SEGMENTS(r, req);      \
-	} while (0)
-
-#define FILL_INDIRECT(r, req)                                      \
-	do {                                                       \
-		(r)->operation = BLKIF_OP_INDIRECT;                \
-		(r)->indirect_op = (req)->indirect_op;             \
-		(r)->nr_segments = (req)->nr_segments;             \
-		(r)->handle = (req)->handle;                       \
-		(r)->id = (req)->id;                               \
-		(r)->sector_number = (req)->sector_number;         \
-		memcpy((r)->indirect_grefs, (req)->indirect_grefs, \
-		       sizeof((r)->indirect_grefs));               \
-	} while (0)
-
-static void write_rw(struct frontend *fe, struct fe_queue *fq,
-		     const struct frontend_request *req)
-{
-	void *slot = next_request_slot(fe, fq);
-
-	if (fe->is_x86_64)
-		FILL_RW(&((union blkif_x86_64_slot *)slot)->rw, req);
-	else
-		FILL_RW(&((union blkif_x86_32_slot *)slot)->rw, req);
-}
-
-static void write_indirect(struct frontend *fe, struct fe_queue *fq,
-			   const struct frontend_indirect_request *req)
-{
-	void *slot = next_request_slot(fe, fq);
-
-	if (fe->is_x86_64)
-		FILL_INDIRECT(&((union blkif_x86_64_slot *)slot)->indirect,
-			      req);
-	else
-		FILL_INDIRECT(&((union blkif_x86_32_slot *)slot)->indirect,
-			      req);
-}
-
-int frontend_queue_raw_on(struct frontend *fe, unsigned int q,
-			  const struct frontend_request *req)
-{
-	struct fe_queue *fq = &fe->queue[q];
-	struct slot *s;
-	int ret;
-
-	if (!frontend_queue_free(fe, q))
-		return -EBUSY;
-	ret = take_slot(fq, req->id, true, req->operation, &s);
-	if (ret < 0)
-		return ret;
-	write_rw(fe, fq, req);
-	return 0;
-}
-
-int frontend_queue_raw_indirect(struct frontend *fe, unsigned int q,
-				const struct frontend_indirect_request *req)
-{
-	struct fe_queue *fq = &fe->queue[q];
-	struct slot *s;
-	int ret;
-
-	if (!frontend_queue_free(fe, q))
-		return -EBUSY;
-	ret = take_slot(fq, req->id, true, req->indirect_op, &s);
-	if (ret < 0)
-		return ret;
-	write_indirect(fe, fq, req);
-	return 0;
-}
-
-static void write_segments(struct blkif_request_segment *pages[],
-			   const struct frontend_segment *segs,
-			   const grant_ref_t *grefs, unsigned int nr)
-{
-	for (unsigned int i = 0; i < nr; i++) {
-		struct blkif_request_segment *e =
-			&pages[i / SEGS_PER_IND_PAGE][i % SEGS_PER_IND_PAGE];
-
-		e->gref = grefs[i];
-		e->first_sect = segs[i].first_sect;
-		e->last_sect = segs[i].last_sect;
-	}
-}
-
-int frontend_raw_indirect_pages(struct frontend *fe, unsigned int q,
-				const struct blkif_request_segment *entries,
-				unsigned int nr, grant_ref_t *grefs)
-{
-	struct fe_queue *fq = &fe->queue[q];
-	uint32_t pfn = fq->ind_pfn + fq->nr_slots * fe->ind_pages_per_req;
-
-	if (nr > BLKIF_MAX_INDIRECT_SEGMENTS)
-		return -EINVAL;
-	for (unsigned int i = 0; i < RAW_IND_PAGES; i++) {
-		struct blkif_request_segment *page =
-			xensim_domain_page(fe->dom, pfn + i);
-		unsigned int from = i * SEGS_PER_IND_PAGE;
-
-		memset(page, 0, XENSIM_PAGE_SIZE);
-		for (unsigned int k = 0; from + k < nr && k < SEGS_PER_IND_PAGE;
-		     k++)
-			page[k] = entries[from + k];
-		grefs[i] = fq->raw_grefs[i];
-	}
-	return 0;
-}
-
-static uint32_t sectors_per_page(const struct frontend *fe)
-{
-	return XENSIM_PAGE_SIZE / fe->disk.sector_size;
-}
-
-static int check_segments(const struct frontend *fe,
-			  const struct frontend_segment *segs, unsigned int nr)
-{
-	for (unsigned int i = 0; i < nr; i++) {
-		if (segs[i].page >= fe->cfg.nr_data_pages ||
-		    segs[i].first_sect > segs[i].last_sect ||
-		    segs[i].last_sect >= sectors_per_page(fe))
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static bool writes_data(uint8_t op)
-{
-	return op != BLKIF_OP_READ;
-}
-
-/*
- * The grant of each segment's page: the persistent one, or a new grant
- * for this request only (read-only when the backend only reads it).
- */
-static int segment_grefs(struct frontend *fe, struct fe_queue *fq,
-			 struct slot *s, uint8_t op,
-			 const struct frontend_segment *segs, unsigned int nr,
-			 grant_ref_t *out)
-{
-	for (unsigned int i = 0; i < nr; i++) {
-		int ret;
-
-		if (fe->disk.persistent) {
-			out[i] = fe->data_grefs[segs[i].page];
-			continue;
-		}
-		ret = grant_page(fe, fq->dom, fe->data_pfn + segs[i].page,
-				 writes_data(op), &out[i]);
-		if (ret < 0)
-			return ret;
-		s->grefs[s->nr_grefs++] = out[i];
-	}
-	return 0;
-}
-
-static int indirect_grefs(struct frontend *fe, struct fe_queue *fq,
-			  struct slot *s, unsigned int npages, uint32_t first,
-			  grant_ref_t *out)
-{
-	unsigned int base =
-		(unsigned int)(s - fq->slots) * fe->ind_pages_per_req;
-
-	for (unsigned int i = 0; i < npages; i++) {
-		int ret;
-
-		if (fe->disk.persistent) {
-			out[i] = fq->ind_grefs[base + i];
-			continue;
-		}
-		ret = grant_page(fe, fq->dom, first + i, true, &out[i]);
-		if (ret < 0)
-			return ret;
-		s->grefs[s->nr_grefs++] = out[i];
-	}
-	return 0;
-}
-
-static int queue_indirect(struct frontend *fe, struct fe_queue *fq,
-			  struct slot *s, struct frontend_indirect_request *ir,
-			  const struct frontend_segment *segs, unsigned int nr,
-			  grant_ref_t *seg_grefs)
-{
-	unsigned int npages = (nr + SEGS_PER_IND_PAGE - 1) / SEGS_PER_IND_PAGE;
-	unsigned int idx = (unsigned int)(s - fq->slots);
-	uint32_t first = fq->ind_pfn + idx * fe->ind_pages_per_req;
-	struct blkif_request_segment *pages[RAW_IND_PAGES];
-	int ret;
-
-	for (unsigned int i = 0; i < npages; i++)
-		pages[i] = xensim_domain_page(fe->dom, first + i);
-	write_segments(pages, segs, seg_grefs, nr);
-	ret = indirect_grefs(fe, fq, s, npages, first, ir->indirect_grefs);
-	if (ret < 0)
-		return ret;
-	write_indirect(fe, fq, ir);
-	return 0;
-}
-
-int frontend_queue_io(struct frontend *fe, unsigned int q, uint8_t op,
-		      uint64_t sector, const struct frontend_segment *segs,
-		      unsigned int nr, uint64_t *id)
-{
-	struct fe_queue *fq = &fe->queue[q];
-	bool indirect = nr > BLKIF_MAX_SEGMENTS_PER_REQUEST;
-	struct slot *s = NULL;
-	grant_ref_t *grefs;
-	int ret;
-
-	if (check_segments(fe, segs, nr) < 0)
-		return -EINVAL;
-	if (indirect && (nr > fe->max_indirect ||
-			 (op != BLKIF_OP_READ && op != BLKIF_OP_WRITE)))
-		return -E2BIG;
-	if (!frontend_queue_free(fe, q))
-		return -EBUSY;
-	grefs = malloc((nr + 1) * sizeof(*grefs));
-	if (!grefs)
-		return -ENOMEM;
-	ret = take_slot(fq, 0, false, op, &s);
-	if (ret == 0)
-		ret = segment_grefs(fe, fq, s, op, segs, nr, grefs);
-	if (ret == 0 && indirect) {
-		struct frontend_indirect_request ir = {
-			.indirect_op = op,
-			.nr_segments = (uint16_t)nr,
-			.handle = (uint16_t)fe->cfg.devid,
-			.id = s->id,
-			.sector_number = sector,
-		};
-
-		ret = queue_indirect(fe, fq, s, &ir, segs, nr, grefs);
-	} else if (ret == 0) {
-		struct frontend_request req = { .operation = op,
-						.nr_segments = (uint8_t)nr,
-						.handle =
-							(uint16_t)fe->cfg.devid,
-						.id = s->id,
-						.sector_number = sector };
-
-		for (unsigned int i = 0; i < nr; i++) {
-			req.seg[i].gref = grefs[i];
-			req.seg[i].first_sect = segs[i].first_sect;
-			req.seg[i].last_sect = segs[i].last_sect;
-		}
-		write_rw(fe, fq, &req);
-	}
-	free(grefs);
-	if (ret < 0) {
-		if (s)
-			release_slot(fq, s);
-		return ret;
-	}
-	if (id)
-		*id = s->id;
-	return 0;
-}
-
-int frontend_queue_discard(struct frontend *fe, unsigned int q, uint64_t sector,
-			   uint64_t nr_sectors, uint8_t flags, uint64_t *id)
-{
-	struct fe_queue *fq = &fe->queue[q];
-	struct slot *s;
-	void *slot;
-	int ret;
-
-	if (!frontend_queue_free(fe, q))
-		return -EBUSY;
-	ret = take_slot(fq, 0, false, BLKIF_OP_DISCARD, &s);
-	if (ret < 0)
-		return ret;
-	slot = next_request_slot(fe, fq);
-	if (fe->is_x86_64) {
-		struct blkif_x86_64_request_discard *d =
-			&((union blkif_x86_64_slot *)slot)->discard;
-
-		*d = (struct blkif_x86_64_request_discard){
-			.operation = BLKIF_OP_DISCARD,
-			.flag = flags,
-			.handle = (uint16_t)fe->cfg.devid,
-			.id = s->id,
-			.sector_number = sector,
-			.nr_sectors = nr_sectors,
-		};
-	} else {
-		struct blkif_x86_32_request_discard *d =
-			&((union blkif_x86_32_slot *)slot)->discard;
-
-		*d = (struct blkif_x86_32_request_discard){
-			.operation = BLKIF_OP_DISCARD,
-			.flag = flags,
-			.handle = (uint16_t)fe->cfg.devid,
-			.id = s->id,
-			.sector_number = sector,
-			.nr_sectors = nr_sectors,
-		};
-	}
-	if (id)
-		*id = s->id;
-	return 0;
-}
-
-int frontend_push_on(struct frontend *fe, unsigned int q)
-{
-	struct fe_queue *fq = &fe->queue[q];
-	int notify;
-
-	if (fe->is_x86_64)
-		RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&fq->ring.r64, notify);
-	else
-		RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&fq->ring.r32, notify);
-	if (notify)
-		return xensim_evtchn_notify(fq->dom, (uint32_t)fq->port);
-	return 0;
-}
-
-/* Take one response off the ring if there is one: 1, 0 or -EPROTO. */
-static int take_response(struct frontend *fe, struct fe_queue *fq,
-			 struct frontend_response *rsp)
-{
-	unsigned int size = fe->disk.ring_size;
-	RING_IDX prod;
-
-	if (fe->is_x86_64) {
-		struct blkif_x86_64_front_ring *r = &fq->ring.r64;
-		struct blkif_x86_64_response *b;
-
-		prod = r->sring->rsp_prod;
-		xen_rmb();
-		if (prod == r->rsp_cons)
-			return 0;
-		if (prod - r->rsp_cons > size)
-			return -EPROTO;
-		b = RING_GET_RESPONSE(r, r->rsp_cons);
-		*rsp = (struct frontend_response){ b->id, b->operation,
-						   b->status };
-		r->rsp_cons++;
-	} else {
-		struct blkif_x86_32_front_ring *r = &fq->ring.r32;
-		struct blkif_x86_32_response *b;
-
-		prod = r->sring->rsp_prod;
-		xen_rmb();
-		if (prod == r->rsp_cons)
-			return 0;
-		if (prod - r->rsp_cons > size)
-			return -EPROTO;
-		b = RING_GET_RESPONSE(r, r->rsp_cons);
-		*rsp = (struct frontend_response){ b->id, b->operation,
-						   b->status };
-		r->rsp_cons++;
-	}
-	return 1;
-}
-
-/* Match a response with its request; -EPROTO for a stray or wrong one. */
-static int retire_request(struct fe_queue *fq,
-			  const struct frontend_response *rsp)
-{
-	struct slot *s = find_slot(fq, rsp->id);
-	bool op_ok;
-	int ret;
-
-	if (!s)
-		return -EPROTO;
-	op_ok = s->expect_op == rsp->operation;
-	ret = end_slot_grants(fq, s);
-	s->busy = false;
-	fq->nr_busy--;
-	if (!op_ok)
-		return -EPROTO;
-	return ret < 0 ? -EIO : 0;
-}
-
-static bool more_responses(struct frontend *fe, struct fe_queue *fq)
-{
-	int more;
-
-	if (fe->is_x86_64)
-		RING_FINAL_CHECK_FOR_RESPONSES(&fq->ring.r64, more);
-	else
-		RING_FINAL_CHECK_FOR_RESPONSES(&fq->ring.r32, more);
-	return more;
-}
-
-/*
- * Acknowledge every event the queue's domain has pending: one read takes
- * them all (fewer than asked for means there were no more), as an upcall
- * finds them all.
- */
-static void ack_events(struct fe_queue *fq)
-{
-	uint32_t ports[64];
-	int n;
-
-	do {
-		n = xensim_evtchn_read(fq->dom, ports, 64);
-		for (int i = 0; i < n; i++)
-			xensim_evtchn_unmask(fq->dom, ports[i]);
-	} while (n == 64);
-}
-
-/* Wait for the queue's event channel and acknowledge it. */
-static int wait_event(struct fe_queue *fq, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = xensim_evtchn_fd(fq->dom),
-			      .events = POLLIN };
-	int ret;
-
-	ret = poll(&pfd, 1, timeout_ms);
-	if (ret < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (ret == 0)
-		return -ETIMEDOUT;
-	ack_events(fq);
-	return 0;
-}
-
-void frontend_take_events(struct frontend *fe)
-{
-	for (unsigned int q = 0; q < fe->nr_queues_open; q++)
-		ack_events(&fe->queue[q]);
-}
-
-int frontend_wait_on(struct frontend *fe, unsigned int q,
-		     struct frontend_response *rsp, int timeout_ms)
-{
-	struct fe_queue *fq = &fe->queue[q];
-	int64_t deadline = xenbus_now_ms() + timeout_ms;
-	bool ran_out = false;
-
-	for (;;) {
-		int ret = take_response(fe, fq, rsp);
-		int64_t left;
-
-		if (ret > 0) {
-			fq->unannounced += ran_out;
-			ret = retire_request(fq, rsp);
-			return ret < 0 ? ret : 1;
-		}
-		if (ret < 0)
-			return ret;
-		if (more_responses(fe, fq))
-			continue;
-		left = deadline - xenbus_now_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		ret = wait_event(fq, (int)left);
-		if (ret == -ETIMEDOUT)
-			ran_out = true;
-		else if (ret < 0)
-			return ret;
-	}
-}
-
-uint64_t frontend_unannounced(const struct frontend *fe)
-{
-	uint64_t n = 0;
-
-	for (unsigned int q = 0; q < FRONTEND_MAX_QUEUES; q++)
-		n += fe->queue[q].unannounced;
-	return n;
-}
-
-/* ---- queue 0 ---- */
-
-unsigned int frontend_free_slots(const struct frontend *fe)
-{
-	return frontend_queue_free(fe, 0);
-}
-
-unsigned int frontend_in_flight(const struct frontend *fe)
-{
-	return frontend_queue_in_flight(fe, 0);
-}
-
-int frontend_queue_rw(struct frontend *fe, uint8_t op, uint64_t sector,
-		      const struct frontend_segment *segs, unsigned int nr,
-		      uint64_t *id)
-{
-	return frontend_queue_io(fe, 0, op, sector, segs, nr, id);
-}
-
-int frontend_queue_flush(struct frontend *fe, uint64_t *id)
-{
-	return frontend_queue_io(fe, 0, BLKIF_OP_FLUSH_DISKCACHE, 0, NULL, 0,
-				 id);
-}
-
-int frontend_queue_raw(struct frontend *fe, const struct frontend_request *req)
-{
-	return frontend_queue_raw_on(fe, 0, req);
-}
-
-int frontend_push(struct frontend *fe)
-{
-	return frontend_push_on(fe, 0);
-}
-
-int frontend_wait(struct frontend *fe, struct frontend_response *rsp,
-		  int timeout_ms)
-{
-	return frontend_wait_on(fe, 0, rsp, timeout_ms);
-}
-
-/* ---- hostile hooks ---- */
-
-struct xensim_domain *frontend_domain(struct frontend *fe)
-{
-	return fe->dom;
-}
-
-uint32_t frontend_data_pfn(const struct frontend *fe, uint32_t page)
-{
-	return fe->data_pfn + page;
-}
-
-uint32_t frontend_req_prod_pvt(const struct frontend *fe, unsigned int q)
-{
-	const struct fe_queue *fq = &fe->queue[q];
-
-	return fe->is_x86_64 ? fq->ring.r64.req_prod_pvt
-			     : fq->ring.r32.req_prod_pvt;
-}
-
-int frontend_notify(struct frontend *fe, unsigned int q)
-{
-	struct fe_queue *fq = &fe->queue[q];
-
-	return xensim_evtchn_notify(fq->dom, (uint32_t)fq->port);
-}
-
-int frontend_set_req_prod(struct frontend *fe, unsigned int q, uint32_t value)
-{
-	struct fe_queue *fq = &fe->queue[q];
-
-	xen_wmb();
-	if (fe->is_x86_64)
-		fq->ring.r64.sring->req_prod = value;
-	else
-		fq->ring.r32.sring->req_prod = value;
-	return frontend_notify(fe, q);
-}
-
-void frontend_rewrite_last(struct frontend *fe, unsigned int q,
-			   const struct frontend_request *req)
-{
-	struct fe_queue *fq = &fe->queue[q];
-
-	if (fe->is_x86_64) {
-		struct blkif_x86_64_front_ring *r = &fq->ring.r64;
-		union blkif_x86_64_slot *slot =
-			(void *)RING_GET_REQUEST(r, r->req_prod_pvt - 1);
-
-		FILL_SECTOR_AND_SEGMENTS(&slot->rw, req);
-	} else {
-		struct blkif_x86_32_front_ring *r = &fq->ring.r32;
-		union blkif_x86_32_slot *slot =
-			(void *)RING_GET_REQUEST(r, r->req_prod_pvt - 1);
-
-		FILL_SECTOR_AND_SEGMENTS(&slot->rw, req);
-	}
-}
-
-/* ---- state ---- */
 
 int frontend_backend_state(struct frontend *fe)
 {
@@ -1362,125 +559,4 @@ int frontend_wait_resize(struct frontend *fe, int timeout_ms)
 	xs_unwatch(fe->xs, path, token);
 	drain_watch(fe->xs);
 	return ret;
-}
-
-/* Revoke a grant, retrying while the backend still maps it. */
-static int end_grant(struct xensim_domain *dom, grant_ref_t ref,
-		     int64_t deadline)
-{
-	int ret;
-
-	if (!ref)
-		return 0;
-	while ((ret = xensim_grant_end(dom, ref)) == -EBUSY &&
-	       xenbus_now_ms() < deadline)
-		poll(NULL, 0, 10);
-	return ret;
-}
-
-static int end_queue_grants(struct frontend *fe, struct fe_queue *fq,
-			    int64_t deadline)
-{
-	unsigned int ind =
-		fe->disk.persistent ? fq->nr_slots * fe->ind_pages_per_req : 0;
-	int ret, first = 0;
-
-	for (unsigned int i = 0; fq->slots && i < fq->nr_slots; i++) {
-		if (fq->slots[i].busy)
-			release_slot(fq, &fq->slots[i]);
-	}
-	for (unsigned int i = 0; i < MAX_RING_PAGES; i++) {
-		ret = end_grant(fe->dom, fq->ring_grefs[i], deadline);
-		if (ret < 0 && !first)
-			first = ret;
-		fq->ring_grefs[i] = 0;
-	}
-	for (unsigned int i = 0; fq->ind_grefs && i < ind; i++) {
-		ret = end_grant(fe->dom, fq->ind_grefs[i], deadline);
-		if (ret < 0 && !first)
-			first = ret;
-		fq->ind_grefs[i] = 0;
-	}
-	for (unsigned int i = 0; i < RAW_IND_PAGES; i++) {
-		ret = end_grant(fe->dom, fq->raw_grefs[i], deadline);
-		if (ret < 0 && !first)
-			first = ret;
-		fq->raw_grefs[i] = 0;
-	}
-	return first;
-}
-
-/* Revoke every grant, retrying while the backend still maps one. */
-static int end_grants(struct frontend *fe, int timeout_ms)
-{
-	int64_t deadline = xenbus_now_ms() + timeout_ms;
-	int ret, first = 0;
-
-	for (uint32_t i = 0; i < fe->nr_data_granted; i++) {
-		ret = end_grant(fe->dom, fe->data_grefs[i], deadline);
-		if (ret < 0 && !first)
-			first = ret;
-	}
-	fe->nr_data_granted = 0;
-	for (unsigned int q = 0; q < fe->nr_queues_open; q++) {
-		ret = end_queue_grants(fe, &fe->queue[q], deadline);
-		if (ret < 0 && !first)
-			first = ret;
-	}
-	return first;
-}
-
-int frontend_close(struct frontend *fe)
-{
-	int ret, first = 0;
-
-	ret = write_own_state(fe, XenbusStateClosing);
-	if (ret < 0)
-		first = ret;
-	ret = xenbus_wait_state(fe->xs, fe->disk.backend_path,
-				XENBUS_STATE_BIT(XenbusStateClosing) |
-					XENBUS_STATE_BIT(XenbusStateClosed),
-				fe->cfg.timeout_ms, NULL);
-	if (ret < 0 && !first)
-		first = ret;
-	ret = write_own_state(fe, XenbusStateClosed);
-	if (ret < 0 && !first)
-		first = ret;
-	ret = xenbus_wait_state(fe->xs, fe->disk.backend_path,
-				XENBUS_STATE_BIT(XenbusStateClosed),
-				fe->cfg.timeout_ms, NULL);
-	if (ret < 0 && !first)
-		first = ret;
-	ret = end_grants(fe, fe->cfg.timeout_ms);
-	if (ret < 0 && !first)
-		first = ret;
-	for (unsigned int q = 0; q < fe->nr_queues_open; q++) {
-		struct fe_queue *fq = &fe->queue[q];
-
-		if (fq->port > 0)
-			xensim_evtchn_close(fq->dom, (uint32_t)fq->port);
-		fq->port = -1;
-	}
-	frontend_abandon(fe);
-	return first;
-}
-
-void frontend_abandon(struct frontend *fe)
-{
-	for (unsigned int q = 0; q < fe->nr_queues_open; q++) {
-		struct fe_queue *fq = &fe->queue[q];
-
-		if (fq->dom)
-			xensim_domain_close(fq->dom);
-		for (unsigned int i = 0; fq->slots && i < fq->nr_slots; i++)
-			free(fq->slots[i].grefs);
-		free(fq->slots);
-		free(fq->ind_grefs);
-	}
-	if (fe->dom)
-		xensim_domain_close(fe->dom);
-	if (fe->xs)
-		xs_close(fe->xs);
-	free(fe->data_grefs);
-	free(fe);
 }

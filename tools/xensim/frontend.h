@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "libblk/blkif_abi.h"
+#include "tools/xensim/guest-ring.h"
 
 enum frontend_protocol {
 	FRONTEND_PROTO_X86_64, /* protocol = x86_64-abi */
@@ -33,7 +34,7 @@ enum frontend_protocol {
 
 /* In a frontend_config choice: take what the backend offers, like Linux. */
 #define FRONTEND_AUTO (-1)
-#define FRONTEND_MAX_RING_ORDER 5 /* one more than blkif allows: hostile */
+#define FRONTEND_MAX_RING_ORDER GUEST_RING_MAX_ORDER /* hostile */
 #define FRONTEND_MAX_QUEUES 64
 
 struct frontend_config {
@@ -90,36 +91,6 @@ struct frontend_segment {
 	uint32_t page; /* data page index */
 	uint8_t first_sect;
 	uint8_t last_sect;
-};
-
-/* A request in ABI-neutral form; frontend_queue_raw lays it out as is. */
-struct frontend_request {
-	uint8_t operation;
-	uint8_t nr_segments; /* written as is: may lie about segs[] */
-	uint16_t handle;
-	uint64_t id; /* chosen by the library unless submitted raw */
-	uint64_t sector_number;
-	struct {
-		grant_ref_t gref;
-		uint8_t first_sect;
-		uint8_t last_sect;
-	} seg[BLKIF_MAX_SEGMENTS_PER_REQUEST];
-};
-
-/* An indirect request exactly as a (possibly hostile) guest writes it. */
-struct frontend_indirect_request {
-	uint8_t indirect_op;
-	uint16_t nr_segments;
-	uint16_t handle;
-	uint64_t id;
-	uint64_t sector_number;
-	grant_ref_t indirect_grefs[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
-};
-
-struct frontend_response {
-	uint64_t id;
-	uint8_t operation;
-	int16_t status;
 };
 
 struct frontend;

@@ -105,18 +105,28 @@ tests_xensim_reallink_LDADD = $(XENGNTTAB_LIBS) $(XENEVTCHN_LIBS)
 # with its workloads, and `xensim`, the one command that runs a whole
 # simulated host. Nothing here is installed: it exists for tests and demos.
 
+# The shared test guest: one blkif ring as a guest keeps it, for the
+# simulated blkfront and for C tests that drive a backend themselves.
+noinst_LTLIBRARIES += tools/xensim/libxensim-ring.la
+tools_xensim_libxensim_ring_la_SOURCES = \
+	tools/xensim/guest-ring.c tools/xensim/guest-ring.h
+
 noinst_LTLIBRARIES += tools/xensim/libxensim-guest.la
 tools_xensim_libxensim_guest_la_SOURCES = \
 	libblk/xenbus.c libblk/xenbus.h \
 	libblk/toolstack.c libblk/toolstack.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h \
-	tools/xensim/frontend.c tools/xensim/frontend.h \
+	tools/xensim/frontend.h tools/xensim/frontend-internal.h \
+	tools/xensim/frontend.c tools/xensim/frontend-io.c \
+	tools/xensim/frontend-hostile.c tools/xensim/frontend-close.c \
 	tools/xensim/workload.c tools/xensim/workload-checks.c \
+	tools/xensim/workload-facts.c \
 	tools/xensim/workload-attacks.c tools/xensim/workload-check.h \
 	tools/xensim/workload.h
 tools_xensim_libxensim_guest_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
 tools_xensim_libxensim_guest_la_LIBADD = -lpthread \
-	tools/xensim/libxensim.la $(XENSTORE_LIBS)
+	tools/xensim/libxensim-ring.la tools/xensim/libxensim.la \
+	$(XENSTORE_LIBS)
 
 noinst_PROGRAMS += tools/xensim/xensim-toolstack tools/xensim/xensim-blkfront
 tools_xensim_xensim_toolstack_SOURCES = tools/xensim/xensim-toolstack.c

@@ -73,8 +73,10 @@ int workload_run(struct frontend *fe, const struct workload_params *p,
 		 struct workload_stats *st, char *why, size_t why_len);
 
 /*
- * Named checks. Each returns 0 if the backend behaved, else -errno with a
- * description in @why. Checks that need the host to look at the image
+ * Named checks. Each sends its requests and reports what came back as
+ * facts on @out (workload-check.h) for the test to judge; it returns 0
+ * when it could do its work, else -errno with a description in @why. Checks
+ * that need the host to look at the image
  * ("flush-pause", "discard", "resize") print a word on @out and wait for a
  * line on @in.
  */
@@ -84,9 +86,7 @@ int workload_check(struct frontend *fe, const char *name, uint64_t seed,
 const char *workload_check_names(void);
 /*
  * The hostile-guest attacks workload_check also runs (workload-attacks.c),
- * space separated. Each returns 0 when the backend defended itself: the
- * bad request answered with an error, or, for an attack on the ring
- * itself, the ring disconnected (the backend went to Closing).
+ * space separated; they report facts as the checks do.
  */
 const char *workload_attack_names(void);
 

@@ -421,8 +421,9 @@ static int run(struct frontend *fe, struct options *o, char *why,
 				     stdout, why, why_len);
 		if (ret < 0)
 			return ret;
-		printf("xensim-blkfront: dom %u %s: check %s OK\n", o->domid,
-		       o->vdev, o->checks[i]);
+		printf("xensim-blkfront: dom %u %s: check %s done (facts "
+		       "above)\n",
+		       o->domid, o->vdev, o->checks[i]);
 		fflush(stdout);
 	}
 	if (o->run_workload) {
