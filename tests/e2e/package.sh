@@ -23,8 +23,10 @@ PKG_SNIPPET=/etc/modprobe.d/blkbackd.conf
 PKG_WANTS=/etc/systemd/system/multi-user.target.wants/blkbackd.service
 PKG_LOOP=
 
+# Its files are installed, whatever the selection: a refused `dpkg -r`
+# leaves it "deinstall ok installed", still installed and configured.
 pkg_installed() {
-	[ "$(dpkg-query -W -f '${Status}' blkbackd 2>/dev/null)" = "install ok installed" ]
+	[ "$(dpkg-query -W -f '${db:Status-Status}' blkbackd 2>/dev/null)" = installed ]
 }
 
 # Which backend serves domain DOMID's xvda: xen-blkback binds it in sysfs.
