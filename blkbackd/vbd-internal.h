@@ -107,6 +107,8 @@ struct vbd {
 	uint64_t cookie; /* names this device to the workers */
 	char name[48]; /* "vbd 5/51712", for messages */
 	char vdev[32]; /* "xvda", as xl names it; "" until connected */
+	/* Its guest's name, as at its last connect; "" when unreadable. */
+	char domain[128];
 	/* The disk in an NBD backend's messages; set while it has none. */
 	struct log_disk nbd_who;
 	char nbd_who_name[96];
@@ -348,6 +350,14 @@ void vbd_close_all_rings(struct daemon *d);
  * gives it (the backend's dev node, kept in v->vdev). Before it connects.
  */
 void vbd_count_host_errors(struct vbd *v);
+
+/*
+ * Read the name of @v's guest (/local/domain/N/name, as the toolstack
+ * wrote it) into v->domain, for the metrics: once per connect, since a
+ * guest can be renamed, and never per scrape. A driver domain that may
+ * not read it leaves it "".
+ */
+void vbd_read_domain_name(struct vbd *v);
 
 /* ---- limits (vbd-limits.c) ---- */
 

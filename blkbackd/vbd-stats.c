@@ -4,6 +4,7 @@
  * rings that moved), its host I/O errors, and the whole of it as the
  * control socket and SIGUSR1 show it.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,6 +43,18 @@ void vbd_count_host_errors(struct vbd *v)
 			"out of memory: its host I/O errors go uncounted");
 }
 
+void vbd_read_domain_name(struct vbd *v)
+{
+	char dir[32], *name;
+
+	snprintf(dir, sizeof(dir), "/local/domain/%" PRIu32, v->fe_domid);
+	v->domain[0] = '\0';
+	if (xenbus_read_str(v->d->xs, dir, "name", &name) == 0) {
+		snprintf(v->domain, sizeof(v->domain), "%s", name);
+		free(name);
+	}
+}
+
 void vbd_log_stats_all(struct daemon *d)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
@@ -63,6 +76,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.devid = v->devid,
 			.name = v->name,
 			.vdev = v->vdev,
+			.domain = v->domain,
 			.image = v->image_path,
 			.connected = v->nr_queues > 0 && !v->closing,
 			.failed = v->failed,

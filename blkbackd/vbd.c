@@ -327,6 +327,7 @@ static void vbd_connect(struct vbd *v)
 	}
 	v->sector_size = vbd_sector_size(v, &fe);
 	vbd_count_host_errors(v);
+	vbd_read_domain_name(v);
 	vbd_name_for_nbd(v);
 	if (vbd_connect_queues(v, &fe, &why) < 0) {
 		vbd_fail(v, "%s", why.msg);

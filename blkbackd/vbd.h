@@ -134,6 +134,8 @@ struct vbd_info {
 	uint32_t devid;
 	const char *name;
 	const char *vdev; /* "xvda"; "" until first connected */
+	/* Its guest's name (/local/domain/N/name); "" when not read. */
+	const char *domain;
 	const char *image; /* "" until opened */
 	bool connected;
 	bool failed;
