@@ -204,7 +204,8 @@ EXTRA_DIST += $(SHARED_FATE_CFG_TESTS) tests/lib-bystanders.sh
 # blkbackctl top, and the statistics xentop reads for vbd3 disks.
 METRICS_TESTS = \
 	tests/metrics-series.sh \
-	tests/metrics-many-guests.sh
+	tests/metrics-many-guests.sh \
+	tests/blkbackctl-top.sh
 TESTS += $(METRICS_TESTS)
 EXTRA_DIST += $(METRICS_TESTS)
 # Many idle simulated guests in one process (tests/metrics-many-guests.sh).
