@@ -301,6 +301,7 @@ struct timers {
 	int64_t next_handover; /* vbd_retry_handovers(), while one waits */
 	int64_t next_connect; /* vbd_retry_connects(), while one waits */
 	int64_t next_balance; /* balance_run(), with two workers or more */
+	int64_t next_xenstat; /* vbd_xenstat_update_all(), while needed */
 	int64_t ping_ms; /* systemd's watchdog: 0 when it has none */
 	int64_t next_ping;
 };
@@ -365,6 +366,9 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 	if (vbd_connects_waiting(d))
 		run_due(d, vbd_retry_connects, now, &t->next_connect,
 			VBD_CONNECT_RETRY_MS, &soonest);
+	if (vbd_xenstat_any())
+		run_due(d, vbd_xenstat_update_all, now, &t->next_xenstat,
+			VBD_XENSTAT_MS, &soonest);
 	if (t->ping_ms)
 		run_due(d, ping_watchdog, now, &t->next_ping, t->ping_ms,
 			&soonest);

@@ -13,6 +13,7 @@
  *   vbd-watch.c     watch events routed to devices, and rescans
  *   vbd-limits.c    I/O limits and resize
  *   vbd-stats.c     counters, host errors, what the control socket shows
+ *   vbd-xenstat.c   a vbd3 disk's counters where xentop reads them
  *
  * A leaf that cannot do its part returns -errno and says why in a struct
  * vbd_why; deciding the device's fate (fail it, forget it, wait) is the
@@ -109,6 +110,8 @@ struct vbd {
 	char vdev[32]; /* "xvda", as xl names it; "" until connected */
 	/* Its guest's name, as at its last connect; "" when unreadable. */
 	char domain[128];
+	/* A vbd3 disk's statistics file for xentop (vbd-xenstat.c), or -1. */
+	int xenstat_fd;
 	/* The disk in an NBD backend's messages; set while it has none. */
 	struct log_disk nbd_who;
 	char nbd_who_name[96];
@@ -358,6 +361,20 @@ void vbd_count_host_errors(struct vbd *v);
  * not read it leaves it "".
  */
 void vbd_read_domain_name(struct vbd *v);
+
+/* The counters of every queue of @v, summed (asks each one's worker). */
+void vbd_stats_sum(struct vbd *v, struct blk_stats *sum);
+
+/* ---- what xentop reads (vbd-xenstat.c) ---- */
+
+/*
+ * A backend/vbd3 disk that connected: write its kthread-pid node and its
+ * statistics file, as tapdisk3 keeps them for libxenstat. Nothing for a
+ * backend/vbd disk (libxenstat reads xen-blkback's sysfs for those).
+ */
+void vbd_xenstat_publish(struct vbd *v);
+/* Remove @v's statistics file, if any (vbd_free()). */
+void vbd_xenstat_remove(struct vbd *v);
 
 /* ---- limits (vbd-limits.c) ---- */
 

@@ -15,8 +15,7 @@
 #include "libblk/backend-nbd.h" /* blk_nbd_link_read() */
 #include "libblk/poll.h" /* blk_now_ns() */
 
-/* The counters of every queue of @v, summed. */
-static void vbd_stats(struct vbd *v, struct blk_stats *sum)
+void vbd_stats_sum(struct vbd *v, struct blk_stats *sum)
 {
 	*sum = (struct blk_stats){ 0 };
 	if (v->moved)
@@ -63,7 +62,7 @@ void vbd_log_stats_all(struct daemon *d)
 
 		if (!v->nr_queues)
 			continue;
-		vbd_stats(v, &sum);
+		vbd_stats_sum(v, &sum);
 		stats_log(&who, v->name, &sum);
 	}
 }
@@ -93,7 +92,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 		};
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);
-		vbd_stats(v, &info.stats);
+		vbd_stats_sum(v, &info.stats);
 		info.nbd = vbd_image_open(v) && v->image.nbd_uri;
 		if (info.nbd)
 			blk_nbd_link_read(&v->image.nbd_link.stats,

@@ -333,6 +333,7 @@ static void vbd_connect(struct vbd *v)
 		vbd_fail(v, "%s", why.msg);
 		return;
 	}
+	vbd_xenstat_publish(v);
 	v->link = (struct blk_frontend_summary){ .abi = abi_name(fe.abi),
 						 .ring_order = fe.ring_order,
 						 .persistent = fe.persistent };

@@ -205,7 +205,8 @@ EXTRA_DIST += $(SHARED_FATE_CFG_TESTS) tests/lib-bystanders.sh
 METRICS_TESTS = \
 	tests/metrics-series.sh \
 	tests/metrics-many-guests.sh \
-	tests/blkbackctl-top.sh
+	tests/blkbackctl-top.sh \
+	tests/xentop-vbd3.sh
 TESTS += $(METRICS_TESTS)
 EXTRA_DIST += $(METRICS_TESTS)
 # Many idle simulated guests in one process (tests/metrics-many-guests.sh).
