@@ -239,7 +239,7 @@ static void put_micros_as_seconds(FILE *out, const char *name, json_object *dev,
 
 /*
  * The families, in the order written; blkbackctl(8) lists them, with the
- * names they had before 0.9. A family with @only set is written only
+ * names they had in earlier snapshots. A family with @only set is written only
  * where a device has that member: the NBD ones, and the stage times,
  * which the daemon gives only with --stage-timing.
  */
