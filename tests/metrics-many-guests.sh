@@ -13,6 +13,7 @@ N=${METRICS_GUESTS:-250}
 HOLD=$top_builddir/tests/idle-hold
 [ -x "$HOLD" ] || hard_error "$HOLD not built"
 # Each guest's frontend holds a few descriptors in the one process.
+# shellcheck disable=SC3045 # dash and bash both take -n
 ulimit -n 65536 2>/dev/null || ulimit -n 16384 2>/dev/null ||
 	skip "cannot raise the open-file limit for $N guests"
 start_daemon --log-level notice
@@ -32,7 +33,7 @@ wait_file_line "$WORK/hold.out" ready 600 ||
 note "$N idle guests connected in $(($(now_ms) - t0)) ms"
 
 best=
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	t=$(now_ms)
 	$CTL metrics >"$WORK/m.prom" || fail "blkbackctl metrics failed"
 	t=$(($(now_ms) - t))
