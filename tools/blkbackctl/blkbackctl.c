@@ -732,6 +732,21 @@ static const struct command *find_command(const struct cli *c, int argc,
 	return NULL;
 }
 
+/*
+ * optarg as a number from 1 to @max for option @opt, into *@out; else a
+ * usage error saying to give @what, and 2.
+ */
+static int count_arg(const char *opt, uint64_t max, const char *what,
+		     unsigned int *out)
+{
+	uint64_t n;
+
+	if (blk_parse_u64(optarg, max, &n) < 0 || !n)
+		return usage_error(NULL, "%s %s: give %s", opt, optarg, what);
+	*out = (unsigned int)n;
+	return 0;
+}
+
 /* Parse the options into @c; returns -1 to go on, or the exit status. */
 static int parse_options(struct cli *c, int argc, char **argv)
 {
@@ -803,34 +818,25 @@ static int parse_options(struct cli *c, int argc, char **argv)
 			c->plug.no_discard = c->plug_opts = true;
 			break;
 		case 'T':
-			if (blk_parse_u64(optarg, 3600, &n) < 0 || !n)
-				return usage_error(NULL,
-						   "--timeout %s: give "
-						   "seconds, 1 to 3600",
-						   optarg);
-			c->plug.timeout_s = (unsigned int)n;
+			if (count_arg("--timeout", 3600, "seconds, 1 to 3600",
+				      &c->plug.timeout_s))
+				return 2;
 			c->timeout_set = true;
 			break;
 		case 'b':
 			c->top.batch = c->top_opts = true;
 			break;
 		case 'd':
-			if (blk_parse_u64(optarg, 3600, &n) < 0 || !n)
-				return usage_error(NULL,
-						   "--delay %s: give seconds, "
-						   "1 to 3600",
-						   optarg);
-			c->top.delay_s = (unsigned int)n;
+			if (count_arg("--delay", 3600, "seconds, 1 to 3600",
+				      &c->top.delay_s))
+				return 2;
 			c->top_opts = true;
 			break;
 		case 'n':
-			if (blk_parse_u64(optarg, UINT32_MAX, &n) < 0 || !n)
-				return usage_error(NULL,
-						   "--iterations %s: give a "
-						   "number of refreshes, 1 or "
-						   "more",
-						   optarg);
-			c->top.iterations = (unsigned int)n;
+			if (count_arg("--iterations", UINT32_MAX,
+				      "a number of refreshes, 1 or more",
+				      &c->top.iterations))
+				return 2;
 			c->top_opts = true;
 			break;
 		case 'h':
