@@ -4,7 +4,10 @@
 # yet time per operation: blkbackd_request_seconds_total grows with each
 # guest's reads and writes, here measured with the tick-coarse clock, as
 # where CLOCK_MONOTONIC would cost a system call (the clock source of a
-# PV dom0, faked through BLKBACKD_SYSFS). Every series names its guest.
+# PV dom0, faked through BLKBACKD_SYSFS), which adds no system call: with
+# strace, not one clock_gettime(2) call while the guests work (and
+# io_uring_enter(2) calls, to show that it saw the workers). Every
+# series names its guest.
 . "$top_srcdir/tests/lib.sh"
 requires_prometheus_parser
 xensim_setup
@@ -31,7 +34,24 @@ p2=$BG_PID
 for d in 1 2; do
 	wait_node "$(be_path "$d")/state" 4 15 || fail "guest $d did not connect"
 done
-sleep 3
+sleep 1
+if command -v strace >/dev/null; then
+	strace -f -qq -e trace=clock_gettime,io_uring_enter -p "$DAEMON_PID" \
+		-o "$WORK/strace.out" &
+	ST_PID=$!
+	track_pid $ST_PID
+fi
+sleep 2
+if [ -n "${ST_PID:-}" ]; then
+	kill -INT "$ST_PID"
+	wait "$ST_PID" 2>/dev/null
+	# The workers' own calls show that strace saw them.
+	grep -q 'io_uring_enter(' "$WORK/strace.out" ||
+		fail "strace saw no io_uring_enter(2) of the workers"
+	! grep -q 'clock_gettime(' "$WORK/strace.out" ||
+		fail "the daemon called clock_gettime(2): $(head -n 3 "$WORK/strace.out")"
+	note "strace: no clock_gettime(2) system call while the guests worked"
+fi
 $CTL metrics >"$WORK/m.prom" || fail "blkbackctl metrics failed"
 blkfront_wait 1 "$p1"
 blkfront_wait 2 "$p2"
