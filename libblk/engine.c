@@ -302,12 +302,13 @@ void engine_account_published(struct blk_engine *e, struct blk_conn *c,
 {
 	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++) {
 		uint64_t n = c->published_n[op];
+		/* Exact modulo 2^64, however large the sums grew. */
+		uint64_t busy = n * now - c->published_taken_sum[op];
 
-		/* Each was taken in a pass that woke before this push, on
-		 * the same clock; the check keeps a mistake from wrapping. */
-		if (n * now > c->published_taken_sum[op])
-			c->stats.time_ns[op] +=
-				n * now - c->published_taken_sum[op];
+		/* No request was in the daemon longer than the clock has run:
+		 * a sum that says so would be a mistake, not a time. */
+		if (n && busy / n <= now)
+			c->stats.time_ns[op] += busy;
 		c->published_n[op] = 0;
 		c->published_taken_sum[op] = 0;
 	}

@@ -172,9 +172,9 @@ void blk_engine_set_timing(struct blk_engine *e, bool on);
 
 /*
  * The clock the requests' busy time (struct blk_stats' time_ns) is read
- * from, twice per pass: CLOCK_MONOTONIC with @precise, or by default
- * CLOCK_MONOTONIC_COARSE, which the vDSO serves without a system call on
- * every clock source but which moves once a tick. Say precise only where
+ * from, at most three times a pass: CLOCK_MONOTONIC with @precise, or by
+ * default CLOCK_MONOTONIC_COARSE, which the vDSO serves without a system call
+ * on every clock source but which moves once a tick. Say precise only where
  * CLOCK_MONOTONIC is a vDSO read too. Stage timing reads it anyway.
  */
 void blk_engine_set_precise_clock(struct blk_engine *e, bool precise);

@@ -80,7 +80,6 @@ bool io_publish(struct blk_conn *c)
 	blk_journal_commit(&c->journal, first, n);
 	for (unsigned int i = 0; i < n; i++) {
 		struct blk_answer *a = &c->answers[(first + i) % c->nr_ios];
-
 		int op = blk_stat_op_of(a->rsp.operation);
 
 		a->ready = false;
