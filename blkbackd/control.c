@@ -21,10 +21,17 @@ static json_object *op_counters(const struct blk_stats *s, unsigned int op)
 
 	json_object_object_add(o, "requests",
 			       json_object_new_uint64(s->requests[op]));
+	json_object_object_add(o, "bytes",
+			       json_object_new_uint64(s->bytes[op]));
+	/* As before bytes came: what older readers of this JSON take. */
 	json_object_object_add(o, "sectors",
-			       json_object_new_uint64(s->sectors[op]));
+			       json_object_new_uint64(s->bytes[op] / 512));
 	json_object_object_add(o, "errors",
 			       json_object_new_uint64(s->errors[op]));
+	/* Whole nanoseconds: a sum that only grows stays exact as an integer.
+	 */
+	json_object_object_add(o, "time_ns",
+			       json_object_new_uint64(s->time_ns[op]));
 	return o;
 }
 
@@ -187,6 +194,7 @@ struct device_query {
 	json_object *devices; /* the reply's */
 	uint32_t domid, devid;
 	bool one; /* only domid/devid */
+	bool stages; /* stage times are taken (--stage-timing) */
 	size_t next; /* resize's second pass: the device it is at */
 };
 
@@ -221,6 +229,9 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	if (!wanted(q, v))
 		return;
 	o = device_id(v);
+	json_object_object_add(o, "domain",
+			       v->domain[0] ? json_object_new_string(v->domain)
+					    : NULL);
 	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++)
 		json_object_object_add(o, blk_stat_op_name(op),
 				       op_counters(s, op));
@@ -232,6 +243,7 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "moves", moves_of(&v->moves));
 	json_object_object_add(o, "in_flight",
 			       json_object_new_uint64(s->in_flight));
+	json_object_object_add(o, "queued", json_object_new_uint64(s->queued));
 	json_object_object_add(o, "mapped_grants",
 			       json_object_new_uint64(s->mapped_grants));
 	json_object_object_add(o, "registered_grants",
@@ -242,12 +254,15 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "limit", limit_of(&v->throttle));
 	if (v->nbd)
 		json_object_object_add(o, "nbd", nbd_link(&v->nbd_link));
+	json_object_array_add(q->devices, o);
+	/* Without --stage-timing there are none: no zeros that look real. */
+	if (!q->stages)
+		return;
 	stages = json_object_new_object();
 	for (unsigned int st = 0; st < BLK_NR_STAGES; st++)
 		json_object_object_add(stages, blk_stage_name(st),
 				       stage_times(&s->stage[st]));
 	json_object_object_add(o, "stages_us", stages);
-	json_object_array_add(q->devices, o);
 }
 
 static json_object *error_reply(const char *msg)
@@ -440,7 +455,8 @@ static json_object *report(struct daemon *d, const struct control_request *r)
 	struct device_query q = { .devices = json_object_new_array(),
 				  .one = r->one,
 				  .domid = r->domid,
-				  .devid = r->devid };
+				  .devid = r->devid,
+				  .stages = d->opts.stage_timing };
 	json_object *reply;
 
 	if (r->op == CONTROL_LIST)

@@ -26,7 +26,8 @@ static void log_counters(const struct log_disk *disk, const char *name,
 				"%" PRIu64 " error"
 				"s)",
 				op ? ", " : "", blk_stat_op_name(op),
-				s->requests[op], s->sectors[op], s->errors[op]);
+				s->requests[op], s->bytes[op] / 512,
+				s->errors[op]);
 	disk_info("%s: %s; %" PRIu64 " rejected, %" PRIu64
 		  " waited for buffers, %" PRIu64 " merged",
 		  name, line, s->rejected, s->parked_no_buffers, s->merged);

@@ -13,6 +13,7 @@
  *   vbd-watch.c     watch events routed to devices, and rescans
  *   vbd-limits.c    I/O limits and resize
  *   vbd-stats.c     counters, host errors, what the control socket shows
+ *   vbd-xenstat.c   a vbd3 disk's counters where xentop reads them
  *
  * A leaf that cannot do its part returns -errno and says why in a struct
  * vbd_why; deciding the device's fate (fail it, forget it, wait) is the
@@ -107,6 +108,10 @@ struct vbd {
 	uint64_t cookie; /* names this device to the workers */
 	char name[48]; /* "vbd 5/51712", for messages */
 	char vdev[32]; /* "xvda", as xl names it; "" until connected */
+	/* Its guest's name, as at its last connect; "" when unreadable. */
+	char domain[128];
+	/* A vbd3 disk's statistics file for xentop (vbd-xenstat.c), or -1. */
+	int xenstat_fd;
 	/* The disk in an NBD backend's messages; set while it has none. */
 	struct log_disk nbd_who;
 	char nbd_who_name[96];
@@ -348,6 +353,28 @@ void vbd_close_all_rings(struct daemon *d);
  * gives it (the backend's dev node, kept in v->vdev). Before it connects.
  */
 void vbd_count_host_errors(struct vbd *v);
+
+/*
+ * Read the name of @v's guest (/local/domain/N/name, as the toolstack
+ * wrote it) into v->domain, for the metrics: once per connect, since a
+ * guest can be renamed, and never per scrape. A driver domain that may
+ * not read it leaves it "".
+ */
+void vbd_read_domain_name(struct vbd *v);
+
+/* The counters of every queue of @v, summed (asks each one's worker). */
+void vbd_stats_sum(struct vbd *v, struct blk_stats *sum);
+
+/* ---- what xentop reads (vbd-xenstat.c) ---- */
+
+/*
+ * A backend/vbd3 disk that connected: write its kthread-pid node and its
+ * statistics file, as tapdisk3 keeps them for libxenstat. Nothing for a
+ * backend/vbd disk (libxenstat reads xen-blkback's sysfs for those).
+ */
+void vbd_xenstat_publish(struct vbd *v);
+/* Remove @v's statistics file, if any (vbd_free()). */
+void vbd_xenstat_remove(struct vbd *v);
 
 /* ---- limits (vbd-limits.c) ---- */
 

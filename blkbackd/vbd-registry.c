@@ -94,6 +94,7 @@ struct vbd *vbd_new(struct daemon *d, unsigned int root, uint32_t domid,
 	v->devid = devid;
 	v->cookie = ++d->next_cookie << QUEUE_BITS;
 	v->image.fd = -1;
+	v->xenstat_fd = -1;
 	v->root = root;
 	blk_throttle_init(&v->throttle);
 	snprintf(v->name, sizeof(v->name), "%s %" PRIu32 "/%" PRIu32,
@@ -117,6 +118,7 @@ void vbd_free(struct vbd *v)
 		}
 	}
 	d->nr_vbds--;
+	vbd_xenstat_remove(v);
 	vbd_log_held(v, log_limit_take_held(&v->log_limit));
 	blk_throttle_destroy(&v->throttle);
 	free(v);

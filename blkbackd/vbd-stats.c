@@ -4,6 +4,7 @@
  * rings that moved), its host I/O errors, and the whole of it as the
  * control socket and SIGUSR1 show it.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,8 +15,7 @@
 #include "libblk/backend-nbd.h" /* blk_nbd_link_read() */
 #include "libblk/poll.h" /* blk_now_ns() */
 
-/* The counters of every queue of @v, summed. */
-static void vbd_stats(struct vbd *v, struct blk_stats *sum)
+void vbd_stats_sum(struct vbd *v, struct blk_stats *sum)
 {
 	*sum = (struct blk_stats){ 0 };
 	if (v->moved)
@@ -42,6 +42,18 @@ void vbd_count_host_errors(struct vbd *v)
 			"out of memory: its host I/O errors go uncounted");
 }
 
+void vbd_read_domain_name(struct vbd *v)
+{
+	char dir[32], *name;
+
+	snprintf(dir, sizeof(dir), "/local/domain/%" PRIu32, v->fe_domid);
+	v->domain[0] = '\0';
+	if (xenbus_read_str(v->d->xs, dir, "name", &name) == 0) {
+		snprintf(v->domain, sizeof(v->domain), "%s", name);
+		free(name);
+	}
+}
+
 void vbd_log_stats_all(struct daemon *d)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
@@ -50,7 +62,7 @@ void vbd_log_stats_all(struct daemon *d)
 
 		if (!v->nr_queues)
 			continue;
-		vbd_stats(v, &sum);
+		vbd_stats_sum(v, &sum);
 		stats_log(&who, v->name, &sum);
 	}
 }
@@ -63,6 +75,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.devid = v->devid,
 			.name = v->name,
 			.vdev = v->vdev,
+			.domain = v->domain,
 			.image = v->image_path,
 			.connected = v->nr_queues > 0 && !v->closing,
 			.failed = v->failed,
@@ -79,7 +92,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 		};
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);
-		vbd_stats(v, &info.stats);
+		vbd_stats_sum(v, &info.stats);
 		info.nbd = vbd_image_open(v) &&
 			   (v->image.caps & BLK_CAP_RECONNECT);
 		if (info.nbd)

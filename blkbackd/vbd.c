@@ -327,11 +327,13 @@ static void vbd_connect(struct vbd *v)
 	}
 	v->sector_size = vbd_sector_size(v, &fe);
 	vbd_count_host_errors(v);
+	vbd_read_domain_name(v);
 	vbd_name_for_nbd(v);
 	if (vbd_connect_queues(v, &fe, &why) < 0) {
 		vbd_fail(v, "%s", why.msg);
 		return;
 	}
+	vbd_xenstat_publish(v);
 	v->link = (struct blk_frontend_summary){ .abi = abi_name(fe.abi),
 						 .ring_order = fe.ring_order,
 						 .persistent = fe.persistent };

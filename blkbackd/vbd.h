@@ -93,6 +93,15 @@ void vbd_retry_handovers(struct daemon *d);
 bool vbd_connects_waiting(const struct daemon *d);
 void vbd_retry_connects(struct daemon *d);
 
+/*
+ * Write every vbd3 disk's statistics file for xentop again (vbd-xenstat.c);
+ * the main loop calls it every VBD_XENSTAT_MS while vbd_xenstat_any()
+ * says there is one. Main thread.
+ */
+void vbd_xenstat_update_all(struct daemon *d);
+bool vbd_xenstat_any(void);
+#define VBD_XENSTAT_MS 1000
+
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
 /* The same for one device; -ENOENT when there is none. */
@@ -139,6 +148,8 @@ struct vbd_info {
 	uint32_t devid;
 	const char *name;
 	const char *vdev; /* "xvda"; "" until first connected */
+	/* Its guest's name (/local/domain/N/name); "" when not read. */
+	const char *domain;
 	const char *image; /* "" until opened */
 	bool connected;
 	bool failed;

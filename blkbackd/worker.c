@@ -426,6 +426,7 @@ static void *worker_boot(void *arg)
 	if (ret == 0) {
 		blk_engine_set_poll(w->engine, w->cfg.poll_us);
 		blk_engine_set_timing(w->engine, w->cfg.stage_timing);
+		blk_engine_set_precise_clock(w->engine, w->cfg.precise_clock);
 		blk_engine_set_memory(w->engine, &w->cfg.mem);
 		blk_engine_set_state_dir(w->engine, w->cfg.state_dir);
 		ret = blk_engine_watch_fd(w->engine, w->cmd_fd, CMD_TAG);

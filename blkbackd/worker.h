@@ -21,6 +21,7 @@ struct worker;
 struct worker_config {
 	unsigned int poll_us;
 	bool stage_timing;
+	bool precise_clock; /* see blk_engine_set_precise_clock() */
 	/* Worker N runs on the N-th CPU, its events' interrupts too. */
 	bool pin;
 	const char *state_dir; /* see blk_engine_set_state_dir() */

@@ -545,8 +545,11 @@ void blk_engine_disconnect(struct blk_engine *e, struct blk_conn *c,
 	c->kicked = false;
 	engine_activate(e, c);
 	set_aside_parked(c);
-	if (c->must_push && io_publish(c))
-		xenevtchn_notify(e->evtchn.xce, c->port);
+	if (c->must_push) {
+		if (io_publish(c))
+			xenevtchn_notify(e->evtchn.xce, c->port);
+		engine_account_published(e, c, engine_busy_clock(e));
+	}
 	c->must_push = false;
 	conn_try_finish_close(e, c);
 }

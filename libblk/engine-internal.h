@@ -80,6 +80,7 @@ struct blk_io {
 	uint64_t moved;
 	unsigned int copy_first; /* this pass's grant-copy segments */
 	uint64_t stage_start_ns; /* when its current stage began */
+	uint64_t taken_ns; /* the pass that took it off the ring woke then */
 };
 
 /* An answer waiting for the ones before it (see io_respond()). */
@@ -87,6 +88,7 @@ struct blk_answer {
 	struct blk_journal_rec rsp; /* what goes on the ring */
 	bool ready;
 	uint64_t ready_ns; /* when it was answered, if timed; else 0 */
+	uint64_t taken_ns; /* its request's taken_ns */
 };
 
 /*
@@ -155,6 +157,13 @@ struct blk_conn {
 	 */
 	uint32_t answered_n;
 	uint64_t answered_ns_sum;
+	/*
+	 * The same for the operations' busy time (struct blk_stats'
+	 * time_ns): answers published since the last push, by operation,
+	 * and the sum of the times their requests were taken.
+	 */
+	uint32_t published_n[BLK_STAT_NR_OPS];
+	uint64_t published_taken_sum[BLK_STAT_NR_OPS];
 
 	bool barrier_active; /* a barrier is executing: start nothing else */
 	bool kicked; /* the ring may hold new requests */
@@ -188,7 +197,8 @@ struct blk_engine {
 	/* A ring waits for its disk's I/O limit: wake by then (0: none). */
 	uint64_t throttle_wake_ns;
 	bool timing; /* take stage times (blk_engine_set_timing()) */
-	uint64_t pass_ns; /* when this pass woke, if timing */
+	bool precise_clock; /* blk_engine_set_precise_clock() */
+	uint64_t pass_ns; /* when this pass woke, on engine_busy_clock() */
 	struct blk_poll poll;
 
 	struct blk_conn *conns; /* all of them */
@@ -300,5 +310,13 @@ struct io_uring_sqe *engine_get_sqe(struct blk_engine *e);
  */
 void engine_activate(struct blk_engine *e, struct blk_conn *c);
 void engine_deactivate(struct blk_engine *e, struct blk_conn *c);
+/* The clock of the requests' busy time (see blk_engine_set_precise_clock). */
+uint64_t engine_busy_clock(const struct blk_engine *e);
+/*
+ * The answers io_publish() wrote since @c's last push went out at @now:
+ * add their operations' busy time, and BLK_STAGE_PUBLISH when timed.
+ */
+void engine_account_published(struct blk_engine *e, struct blk_conn *c,
+			      uint64_t now);
 
 #endif /* LIBBLK_ENGINE_INTERNAL_H */

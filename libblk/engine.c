@@ -258,6 +258,17 @@ void blk_engine_set_timing(struct blk_engine *e, bool on)
 	e->timing = on;
 }
 
+void blk_engine_set_precise_clock(struct blk_engine *e, bool precise)
+{
+	e->precise_clock = precise;
+}
+
+uint64_t engine_busy_clock(const struct blk_engine *e)
+{
+	return e->precise_clock || e->timing ? blk_now_ns()
+					     : blk_coarse_now_ns();
+}
+
 void blk_engine_set_memory(struct blk_engine *e,
 			   const struct blk_memory_limits *lim)
 {
@@ -278,28 +289,32 @@ void blk_engine_conn_stats(const struct blk_conn *c, struct blk_stats *out)
 {
 	*out = c->stats;
 	out->in_flight = c->in_flight;
+	out->queued = conn_serving(c) ? blk_ring_waiting(&c->ring) : 0;
 	out->mapped_grants = blk_pgrant_count(&c->pgrants);
 	out->registered_grants = c->pgrants.nr_registered;
 	out->grant_map_errors = c->pgrants.map_errors;
 }
 
-/* The clock, when stage timing is on; 0 otherwise. */
-static uint64_t engine_clock(const struct blk_engine *e)
-{
-	return e->timing ? blk_now_ns() : 0;
-}
-
 /* ---- responses ---- */
 
-/* BLK_STAGE_PUBLISH for every answer written since the last push. */
-static void account_published(struct blk_engine *e, struct blk_conn *c)
+void engine_account_published(struct blk_engine *e, struct blk_conn *c,
+			      uint64_t now)
 {
-	uint64_t now;
+	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++) {
+		uint64_t n = c->published_n[op];
+		/* Exact modulo 2^64, however large the sums grew. */
+		uint64_t busy = n * now - c->published_taken_sum[op];
 
+		/* No request was in the daemon longer than the clock has run:
+		 * a sum that says so would be a mistake, not a time. */
+		if (n && busy / n <= now)
+			c->stats.time_ns[op] += busy;
+		c->published_n[op] = 0;
+		c->published_taken_sum[op] = 0;
+	}
 	if (!c->answered_n)
 		return;
-	now = engine_clock(e);
-	if (now) {
+	if (e->timing) {
 		uint64_t n = c->answered_n;
 
 		blk_stage_add(&c->stats.stage[BLK_STAGE_PUBLISH],
@@ -309,9 +324,11 @@ static void account_published(struct blk_engine *e, struct blk_conn *c)
 	c->answered_ns_sum = 0;
 }
 
+/* Publish the answers written; one reading of the clock serves them all. */
 static void push_responses(struct blk_engine *e)
 {
 	struct blk_conn *c, *next;
+	uint64_t now = 0;
 
 	for (c = e->active; c; c = next) {
 		next = c->active_next;
@@ -319,7 +336,9 @@ static void push_responses(struct blk_engine *e)
 			c->must_push = false;
 			if (io_publish(c))
 				xenevtchn_notify(e->evtchn.xce, c->port);
-			account_published(e, c);
+			if (!now)
+				now = engine_busy_clock(e);
+			engine_account_published(e, c, now);
 		}
 		conn_try_finish_close(e, c);
 	}
@@ -792,7 +811,8 @@ int blk_engine_run(struct blk_engine *e)
 		if (ret < 0)
 			return ret;
 	}
-	e->pass_ns = engine_clock(e);
+	/* The requests this pass takes, and the I/O it reaps, start here. */
+	e->pass_ns = engine_busy_clock(e);
 	ret = reap_cqes(e);
 	if (ret < 0)
 		return ret;

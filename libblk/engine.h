@@ -171,6 +171,15 @@ void blk_engine_resize(struct blk_engine *e, struct blk_conn *c,
 void blk_engine_set_timing(struct blk_engine *e, bool on);
 
 /*
+ * The clock the requests' busy time (struct blk_stats' time_ns) is read
+ * from, at most three times a pass: CLOCK_MONOTONIC with @precise, or by
+ * default CLOCK_MONOTONIC_COARSE, which the vDSO serves without a system call
+ * on every clock source but which moves once a tick. Say precise only where
+ * CLOCK_MONOTONIC is a vDSO read too. Stage timing reads it anyway.
+ */
+void blk_engine_set_precise_clock(struct blk_engine *e, bool precise);
+
+/*
  * Busy-poll rings and completions for up to @max_us microseconds before
  * sleeping, adaptively (see libblk/poll.h); 0 turns polling off.
  */

@@ -80,11 +80,16 @@ bool io_publish(struct blk_conn *c)
 	blk_journal_commit(&c->journal, first, n);
 	for (unsigned int i = 0; i < n; i++) {
 		struct blk_answer *a = &c->answers[(first + i) % c->nr_ios];
+		int op = blk_stat_op_of(a->rsp.operation);
 
 		a->ready = false;
 		if (a->ready_ns) {
 			c->answered_n++;
 			c->answered_ns_sum += a->ready_ns;
+		}
+		if (op >= 0) {
+			c->published_n[op]++;
+			c->published_taken_sum[op] += a->taken_ns;
 		}
 		blk_ring_put_response(&c->ring, a->rsp.id, a->rsp.operation,
 				      a->rsp.status);
@@ -108,10 +113,9 @@ static void account_answer(struct blk_conn *c, const struct blk_io *io,
 	if (status != BLKIF_RSP_OKAY)
 		st->errors[op]++;
 	else if (op == BLK_STAT_DISCARD)
-		st->sectors[op] +=
-			io->req.nr_sectors * (c->limits.sector_size / 512);
+		st->bytes[op] += io->req.nr_sectors * c->limits.sector_size;
 	else
-		st->sectors[op] += io->moved / 512;
+		st->bytes[op] += io->moved;
 }
 
 /* Back to the free slots with its ring slot left unanswered. */
@@ -148,6 +152,7 @@ void io_respond(struct blk_io *io, int16_t status)
 	a->ready = true;
 	/* Its FINISH stage ended at stage_start_ns. */
 	a->ready_ns = io->timed ? io->stage_start_ns : 0;
+	a->taken_ns = io->taken_ns;
 	io->next = c->free_ios;
 	c->free_ios = io;
 	c->in_flight--;
@@ -164,7 +169,7 @@ void io_consume(struct blk_engine *e, struct blk_conn *c, struct blk_io *io)
 	io->error = 0;
 	io->timed = false;
 	io->expect = io->moved = 0;
-	io->stage_start_ns = e->pass_ns;
+	io->stage_start_ns = io->taken_ns = e->pass_ns;
 	io->segs = io->req.seg;
 	if (status != BLKIF_RSP_OKAY) {
 		io_respond(io, status);
@@ -688,7 +693,7 @@ void io_start_all(struct blk_engine *e)
 static void finish_io(struct blk_engine *e, struct blk_io *io)
 {
 	e->io_in_flight--;
-	io->timed = io->timed && e->pass_ns;
+	io->timed = io->timed && e->timing;
 	if (io->timed) {
 		blk_stage_add(&io->conn->stats.stage[BLK_STAGE_IO],
 			      e->pass_ns - io->stage_start_ns, 1);

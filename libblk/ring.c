@@ -138,13 +138,27 @@ int blk_ring_next_request(struct blk_ring *ring, struct blk_request *req)
 	return 1;
 }
 
+/* The guest's req_prod, as it is now: anything, the guest writes it. */
+static RING_IDX guest_req_prod(const struct blk_ring *ring)
+{
+	return ring->abi == BLKIF_ABI_X86_32
+		       ? READ_SHARED(ring->r32.sring->req_prod)
+		       : READ_SHARED(ring->r64.sring->req_prod);
+}
+
 bool blk_ring_has_requests(const struct blk_ring *ring)
 {
-	RING_IDX prod = ring->abi == BLKIF_ABI_X86_32
-				? READ_SHARED(ring->r32.sring->req_prod)
-				: READ_SHARED(ring->r64.sring->req_prod);
+	return guest_req_prod(ring) != blk_ring_req_cons(ring);
+}
 
-	return prod != blk_ring_req_cons(ring);
+unsigned int blk_ring_waiting(const struct blk_ring *ring)
+{
+	RING_IDX waiting = guest_req_prod(ring) - blk_ring_req_cons(ring);
+	/* No more can wait than the slots the daemon has answered. */
+	RING_IDX room = blk_ring_size(ring) -
+			(blk_ring_req_cons(ring) - blk_ring_rsp_prod(ring));
+
+	return waiting < room ? waiting : room;
 }
 
 void blk_ring_put_response(struct blk_ring *ring, uint64_t id,

@@ -75,6 +75,12 @@ static inline bool blk_ring_full(const struct blk_ring *ring)
  */
 bool blk_ring_has_requests(const struct blk_ring *ring);
 
+/*
+ * How many requests the guest's req_prod shows not yet taken, for a
+ * gauge: at most the free slots, whatever the guest wrote there.
+ */
+unsigned int blk_ring_waiting(const struct blk_ring *ring);
+
 /* Queue a response privately; it becomes visible at the next push. */
 void blk_ring_put_response(struct blk_ring *ring, uint64_t id,
 			   uint8_t operation, int16_t status);

@@ -28,13 +28,15 @@ void blk_stats_add(struct blk_stats *dst, const struct blk_stats *src)
 {
 	for (unsigned int op = 0; op < BLK_STAT_NR_OPS; op++) {
 		dst->requests[op] += src->requests[op];
-		dst->sectors[op] += src->sectors[op];
+		dst->bytes[op] += src->bytes[op];
 		dst->errors[op] += src->errors[op];
+		dst->time_ns[op] += src->time_ns[op];
 	}
 	dst->rejected += src->rejected;
 	dst->parked_no_buffers += src->parked_no_buffers;
 	dst->merged += src->merged;
 	dst->in_flight += src->in_flight;
+	dst->queued += src->queued;
 	dst->mapped_grants += src->mapped_grants;
 	dst->registered_grants += src->registered_grants;
 	dst->grant_map_errors += src->grant_map_errors;

@@ -2,10 +2,17 @@
 /*
  * Per-connection counters and per-request stage timing.
  *
- * The counters are always kept: a handful of additions per request. Stage
- * timing reads the clock a few times per engine pass (never per request:
- * every request of a pass shares the pass's timestamps) and only when the
- * engine's timing switch is on, so it can stay compiled in.
+ * The counters are always kept: a handful of additions per request, and
+ * each operation's busy time (time_ns), from readings of the clock that
+ * whole batches share: one as the engine's pass wakes (the requests it
+ * takes off rings start there) and one as a batch of answers is pushed
+ * (they end there), so at most three a pass, none per request. They are
+ * vDSO reads, never system calls: of CLOCK_MONOTONIC where the vDSO
+ * serves it (blk_engine_set_precise_clock()), else of the tick-coarse
+ * CLOCK_MONOTONIC_COARSE, whose sums are right on average over many
+ * requests. Stage timing reads CLOCK_MONOTONIC a few more times per pass,
+ * and only when the engine's timing switch is on, so it can stay compiled
+ * in.
  *
  * A request's life in the daemon is cut into stages at the points where
  * the engine already batches work:
@@ -57,12 +64,19 @@ struct blk_stage_time {
 
 struct blk_stats {
 	uint64_t requests[BLK_STAT_NR_OPS]; /* answered */
-	uint64_t sectors[BLK_STAT_NR_OPS]; /* 512-byte units moved */
+	uint64_t bytes[BLK_STAT_NR_OPS]; /* moved (discard: the range) */
 	uint64_t errors[BLK_STAT_NR_OPS]; /* answered with an error */
+	/*
+	 * The time the requests answered spent in the daemon, summed: from
+	 * the pass that took each off its ring to the push that published
+	 * its answer (the sum of its stages, below, less the transport).
+	 */
+	uint64_t time_ns[BLK_STAT_NR_OPS];
 	uint64_t rejected; /* unknown operations, answered with an error */
 	uint64_t parked_no_buffers; /* waited for bounce pages */
 	uint64_t merged; /* requests that rode in another's I/O */
 	uint64_t in_flight; /* a gauge: taken off the ring, not yet answered */
+	uint64_t queued; /* a gauge: on the ring, not taken yet */
 	uint64_t mapped_grants; /* a gauge: persistent grants held mapped */
 	/* A gauge: of those, registered buffers of the worker's io_uring. */
 	uint64_t registered_grants;

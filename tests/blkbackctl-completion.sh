@@ -37,7 +37,7 @@ expect() {
 	[ "$got" = "$want" ] || fail_later "blkbackctl $* <Tab>: '$got', wanted '$want'"
 }
 
-expect "attach detach limit list log-level metrics reload resize stats " ""
+expect "attach detach limit list log-level metrics reload resize stats top " ""
 expect "limit list log-level " l
 expect "reload resize " re
 expect "--json " --j

@@ -1,9 +1,10 @@
 #!/bin/sh
 # `blkbackctl metrics` speaks the Prometheus text format: the output is read
 # with the Prometheus project's own Python parser, which rejects what the
-# format does not allow. The per-disk series carry domid, devid and vdev,
-# the request and sector counters grow with the guest's I/O, the stage
-# histograms are cumulative and end at +Inf with their count, and
+# format does not allow. The per-disk series carry domid, the guest's name
+# (domain), devid and vdev, the request, byte and time counters grow with
+# the guest's I/O, the stage histograms (--stage-timing) are cumulative
+# and end at +Inf with their count, and
 # --textfile writes the same to a file, leaving no temporary file behind;
 # --json metrics the same samples as JSON.
 . "$top_srcdir/tests/lib.sh"
@@ -40,7 +41,8 @@ def parse(path):
     return types, samples
 
 def value(samples, name, **labels):
-    key = (name, tuple(sorted(dict(domid="1", devid="51712", vdev="xvda",
+    key = (name, tuple(sorted(dict(domid="1", domain="xensim-guest1",
+                                   devid="51712", vdev="xvda",
                                    **labels).items())))
     if key not in samples:
         sys.exit("no sample %s %s" % key)
@@ -49,8 +51,11 @@ def value(samples, name, **labels):
 t1, s1 = parse(sys.argv[1])
 t2, s2 = parse(sys.argv[2])
 want = {"blkbackd_devices": "gauge", "blkbackd_requests": "counter",
-        "blkbackd_sectors": "counter", "blkbackd_request_errors": "counter",
-        "blkbackd_errors": "counter", "blkbackd_rejected_requests": "counter",
+        "blkbackd_bytes": "counter", "blkbackd_request_seconds": "counter",
+        "blkbackd_failed_requests": "counter",
+        "blkbackd_host_io_errors": "counter",
+        "blkbackd_rejected_requests": "counter",
+        "blkbackd_requests_queued": "gauge",
         "blkbackd_buffer_waits": "counter",
         "blkbackd_merged_requests": "counter",
         "blkbackd_requests_in_flight": "gauge",
@@ -73,13 +78,26 @@ if not 0 < value(s2, "blkbackd_mapped_grants") <= 64 * 1056:
 if value(s2, "blkbackd_grant_map_errors_total") != 0:
     sys.exit("grant mapping errors counted for a healthy guest")
 for op in ("read", "write"):
-    for fam in ("blkbackd_requests_total", "blkbackd_sectors_total"):
+    for fam in ("blkbackd_requests_total", "blkbackd_bytes_total",
+                "blkbackd_request_seconds_total"):
         a = value(s1, fam, op=op)
         b = value(s2, fam, op=op)
         if not 0 < a < b:
             sys.exit("%s{op=%s} did not grow: %s then %s" % (fam, op, a, b))
-    if value(s2, "blkbackd_request_errors_total", op=op) != 0:
+    if value(s2, "blkbackd_failed_requests_total", op=op) != 0:
         sys.exit("errors counted for a healthy guest")
+    # The guest moves 4 KiB blocks: whole ones.
+    nbytes = value(s2, "blkbackd_bytes_total", op=op)
+    if nbytes % 512 or nbytes < 512 * value(s2, "blkbackd_requests_total",
+                                             op=op):
+        sys.exit("%s bytes for %s requests" % (nbytes, op))
+    # Each request spent some time in the daemon, and less than the
+    # seconds the guest ran for all of them together (8 at a time).
+    secs = value(s2, "blkbackd_request_seconds_total", op=op)
+    if not 0 < secs < 8 * 8:
+        sys.exit("%s seconds of %s" % (secs, op))
+if not 0 <= value(s2, "blkbackd_requests_queued") <= 32 * 16 * 64:
+    sys.exit("requests queued out of range")
 for stage in ("prepare", "io", "finish", "publish"):
     buckets = sorted((float(dict(k[1])["le"]), v) for k, v in s2.items()
                      if k[0] == "blkbackd_stage_seconds_bucket"

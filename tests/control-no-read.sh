@@ -8,7 +8,8 @@
 . "$top_srcdir/tests/lib-control.sh"
 requires python3
 BUF=$(cat /proc/sys/net/core/wmem_default 2>/dev/null) || BUF=212992
-NO_PROBE=1 control_setup 20
+# --stage-timing: each disk's stats then carry its stage times too.
+NO_PROBE=1 control_setup 20 --stage-timing
 
 # 320 disks, on domains 30-49, xvda-xvdp each, that no guest connects: their
 # stats are what makes the reply large.

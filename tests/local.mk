@@ -229,3 +229,29 @@ SHARED_FATE_CFG_TESTS = \
 	tests/rbd-owner-lock.sh
 TESTS += $(SHARED_FATE_CFG_TESTS)
 EXTRA_DIST += $(SHARED_FATE_CFG_TESTS) tests/lib-bystanders.sh
+
+# Issue 30: the metrics' size per disk and their cost with many guests,
+# blkbackctl top, and the statistics xentop reads for vbd3 disks.
+METRICS_TESTS = \
+	tests/metrics-series.sh \
+	tests/metrics-many-guests.sh \
+	tests/blkbackctl-top.sh \
+	tests/xentop-vbd3.sh \
+	tests/xentop-real.sh
+TESTS += $(METRICS_TESTS)
+# Debian 13's xentop for xentop-real.sh, unpacked by xenstat420-root.sh
+# once (into the build tree) and run against the fake libxenctrl.
+EXTRA_DIST += $(METRICS_TESTS) tests/xenstat420-root.sh \
+	tests/fake-xenctrl.c tests/fake-xenctrl.map
+clean-local: clean-xenstat420-root
+clean-xenstat420-root:
+	rm -rf tests/xenstat420-root tests/xenstat420-root.apt \
+		tests/xenstat420-root.new
+.PHONY: clean-xenstat420-root
+# Many idle simulated guests in one process (tests/metrics-many-guests.sh).
+check_PROGRAMS += tests/idle-hold
+tests_idle_hold_SOURCES = tests/idle-hold.c \
+	tools/xensim/idle-guests.c tools/xensim/idle-guests.h
+tests_idle_hold_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+tests_idle_hold_LDADD = tools/xensim/libxensim-guest.la $(XENSTORE_LIBS) \
+	-lpthread

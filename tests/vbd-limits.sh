@@ -96,7 +96,7 @@ within "$bw" 1.3 2.9 || fail "dom 1 moved $bw MB/s under a limit of 2.1 MB/s"
 note "the daemon used $busy of a CPU meanwhile"
 within "$busy" 0 0.25 || fail "the daemon spun ($busy of a CPU) for a held guest"
 $CTL metrics >"$WORK/metrics.txt" || fail "metrics failed"
-grep -q '^blkbackd_limit_bytes_per_second{domid="1",devid="51712".*} 2097152$' \
+grep -q '^blkbackd_limit_bytes_per_second{domid="1",domain="[^"]*",devid="51712".*} 2097152$' \
 	"$WORK/metrics.txt" || fail "metrics do not show the limit"
 grep -q '^blkbackd_throttled_seconds_total{domid="1"' "$WORK/metrics.txt" ||
 	fail "metrics do not show the time held back"

@@ -66,7 +66,7 @@ $CTL stats 1/51712 >"$WORK/stats-1" || fail "blkbackctl stats failed"
 grep -Eq "nbd: outages 1, ended 1, requests resent [1-9][0-9]*, failed while away 0, connections down 0" \
 	"$WORK/stats-1" || fail "the outage is not counted: $(cat "$WORK/stats-1")"
 $CTL metrics >"$WORK/metrics-1" || fail "blkbackctl metrics failed"
-grep -q '^blkbackd_nbd_outages_total{domid="1",devid="51712",vdev="xvda"} 1$' \
+grep -q '^blkbackd_nbd_outages_total{domid="1",domain="xensim-guest1",devid="51712",vdev="xvda"} 1$' \
 	"$WORK/metrics-1" || fail "no NBD outage in the metrics: $(grep nbd "$WORK/metrics-1")"
 detach 1
 write_pattern "$WORK/expected-11" "$sectors" 11

@@ -79,7 +79,7 @@ for d in 1 2; do
 		fail "guest $d: draining and releasing are not parts of closing: $(json "$WORK/s.json" "$moves")"
 done
 $CTL metrics >"$WORK/metrics" || fail "blkbackctl metrics failed"
-grep -q '^blkbackd_ring_moves_total{domid="1",devid="51712",vdev="xvda"} [0-9]' \
+grep -q '^blkbackd_ring_moves_total{domid="1",domain="xensim-guest1",devid="51712",vdev="xvda"} [0-9]' \
 	"$WORK/metrics" || fail "no ring moves in the metrics: $(grep moves "$WORK/metrics")"
 
 # Each guest's final counters, moves included, are what the guest moved.

@@ -50,12 +50,13 @@ tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
 	tools/blkbackctl/disk-arg.h tools/blkbackctl/disk-arg.c \
 	tools/blkbackctl/show.h tools/blkbackctl/show.c \
 	tools/blkbackctl/table.h tools/blkbackctl/table.c \
+	tools/blkbackctl/top.h tools/blkbackctl/top.c \
 	libblk/toolstack.h libblk/toolstack.c \
 	libblk/xenbus.h libblk/xenbus.c libblk/parse.h libblk/parse.c
 tools_blkbackctl_blkbackctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) \
 	$(XENSTORE_CFLAGS) \
 	-DBLKBACKD_CONTROL_SOCKET='"$(runstatedir)/blkbackd/control"'
-tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS) $(XENSTORE_LIBS)
+tools_blkbackctl_blkbackctl_LDADD = $(JSONC_LIBS) $(XENSTORE_LIBS) -lm
 # Installed as "blkbackctl", the name bash-completion loads it by.
 dist_bashcompletion_DATA = tools/blkbackctl/completion/blkbackctl
 

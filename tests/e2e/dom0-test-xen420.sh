@@ -22,6 +22,10 @@
 #    descriptors show that each backend served its own directory only.
 # 5. A format=vhd tap disk: `xl block-attach` fails printing blkbackd's
 #    reason.
+# 6. Debian 13's own xentop (libxenstat 4.20 reads a vbd3 disk's counters
+#    from the file tapdisk3 keeps, which blkbackd writes for its tap
+#    disks) shows xvdb's read and write counters moving between a sample
+#    taken as the guest starts and one after its I/O (issue 30).
 # shellcheck source=tests/e2e/dom0-test.sh
 E2E_FUNCTIONS_ONLY=1 . /work/e2e/dom0-test.sh
 # blkbackd serves backend/vbd3 beside xen-blkback: no takeover.
@@ -168,6 +172,41 @@ backends_apart() { # DOMID
 	fi
 }
 
+# `xentop -b -i 2 -d 1 -x` (a line per VBD) into FILE, and into the log.
+xentop_sample() { # FILE
+	timeout 30 xentop -b -i 2 -d 1 -x >"$1" 2>&1
+	sed 's/^/e2e: xentop: /' "$1"
+}
+
+# The last sample's "VBD Tapdisk3 51728 ... RD: N WR: N" of FILE: "RD WR".
+xentop_tap_counts() { # FILE
+	grep "VBD Tapdisk3 *$XVDB " "$1" | tail -n 1 |
+		sed -n 's/.* RD: *\([0-9]*\) .* WR: *\([0-9]*\) .*/\1 \2/p'
+}
+
+# xentop shows the tap disk (blkbackd's) with its counters moving: from
+# the sample taken as the guest started to one after its I/O, both its
+# reads and writes grew. The detail names what libxenstat found on the
+# way: the kernel's sysfs entry, the kthread-pid node, the file.
+xentop_shows_tap_disk() { # DOMID
+	local domid=$1 pid before after why
+	xentop_sample "$R/xentop-after.txt"
+	before=$(xentop_tap_counts "$R/xentop-before.txt")
+	after=$(xentop_tap_counts "$R/xentop-after.txt")
+	pid=$(xenstore-read "$BE3/$domid/$XVDB/kthread-pid" 2>/dev/null)
+	why="before '${before:-none}', after '${after:-none}' (RD WR);"
+	why="$why sysfs vbd3-$domid-$XVDB $([ -e "/sys/bus/xen-backend/devices/vbd3-$domid-$XVDB" ] && echo present || echo absent);"
+	why="$why kthread-pid '${pid:-none}';"
+	why="$why /dev/shm/td3-$pid/vbd-$domid-$XVDB $([ -n "$pid" ] && [ -f "/dev/shm/td3-$pid/vbd-$domid-$XVDB" ] && echo present || echo absent)"
+	# shellcheck disable=SC2086 # "RD WR": two words each
+	set -- ${before:-0 0} ${after:-}
+	if [ $# -eq 4 ] && [ "$3" -gt "$1" ] && [ "$4" -gt "$2" ]; then
+		result PASS "$G/xentop-shows-tap-disk-counters" "$why"
+	else
+		result FAIL "$G/xentop-shows-tap-disk-counters" "$why"
+	fi
+}
+
 # A VHD image on a tap disk: xl prints blkbackd's reason.
 vhd_refused() {
 	local out
@@ -225,11 +264,14 @@ guest_two_backends() {
 		sed 's/^/e2e: xl -vvv create: /'
 	wait_console $G E2E-STARTED 120 ||
 		result FAIL $G/disk-connected "no E2E-STARTED from the guest"
+	# xvda's I/O comes first in the guest: xvdb has done little yet.
+	xentop_sample "$R/xentop-before.txt"
 	domid=$(domid_of $G)
 	wait_until 30 "state_is $BE/$domid/$XVDA 4 && state_is $BE3/$domid/$XVDB 4"
 	dump_xenstore "$domid"
 	backends_apart "$domid"
 	vhd_refused
+	wait_console $G E2E-DONE 480 && xentop_shows_tap_disk "$domid"
 	finish_guest $G
 	collect_guest_results $G
 	if wait_until 30 "! xenstore-exists $BE/$domid && ! xenstore-exists $BE3/$domid"; then

@@ -28,6 +28,7 @@
 #include "tools/blkbackctl/metrics-json.h"
 #include "tools/blkbackctl/metrics.h"
 #include "tools/blkbackctl/show.h"
+#include "tools/blkbackctl/top.h"
 
 #define REPLY_MAX (16u << 20)
 /* How long a scraper may take to send its request (metrics --http). */
@@ -159,6 +160,8 @@ struct cli {
 	bool plug_opts; /* an attach-only option was given */
 	bool timeout_set; /* --timeout, for attach and detach */
 	bool json, http;
+	struct top_options top; /* top --batch, --iterations, --delay */
+	bool top_opts; /* a top-only option was given */
 	struct domains ds; /* for domain names */
 	const struct command *cmd;
 	const char *typed; /* the command and its first argument, for errors */
@@ -414,6 +417,33 @@ static int run_metrics(struct cli *c, char **args)
 	return ret;
 }
 
+/* top's sample: a stats reply and its devices. */
+static int top_sample(void *arg, json_object **reply, json_object **devices)
+{
+	struct cli *c = arg;
+	int ret = query(c, "stats", reply);
+
+	if (ret)
+		return ret;
+	if (!json_object_object_get_ex(*reply, "devices", devices)) {
+		fprintf(stderr, "blkbackctl: top: the daemon's reply has no "
+				"devices\n");
+		json_object_put(*reply);
+		return 1;
+	}
+	return 0;
+}
+
+static int run_top(struct cli *c, char **args)
+{
+	(void)args;
+	c->top.json = c->json;
+	/* Not on a terminal, the screen is not redrawn: batch it is. */
+	if (!isatty(STDOUT_FILENO))
+		c->top.batch = true;
+	return top_run(&c->top, top_sample, c);
+}
+
 /* A request whose reply @show prints as text, or --json as it came. */
 static int simple_command(struct cli *c, const char *request,
 			  void (*show)(json_object *reply, int arg), int arg)
@@ -597,6 +627,10 @@ static const struct command commands[] = {
 	  run_attach },
 	{ "detach", 1, 2, "detach DOMAIN VDEV | detach DISK",
 	  "take it away again", run_detach },
+	{ "top", 0, 0, "top [-b] [-d S] [-n N]",
+	  "each disk's requests and bytes per second,\nlatency, in flight and "
+	  "limits, every S\nseconds (2), N times (-b: as text lines)",
+	  run_top },
 };
 static const size_t nr_commands = sizeof(commands) / sizeof(commands[0]);
 
@@ -644,6 +678,9 @@ static void usage(FILE *out)
 		"      --no-discard     attach: offer no discard\n"
 		"      --timeout S      attach, detach: wait S seconds for "
 		"blkbackd (10)\n"
+		"  -b, --batch          top: print, do not redraw the screen\n"
+		"  -d, --delay S        top: seconds between refreshes (2)\n"
+		"  -n, --iterations N   top: stop after N refreshes\n"
 		"  -h, --help, -V, --version\n",
 		BLKBACKD_CONTROL_SOCKET);
 }
@@ -680,6 +717,10 @@ static const struct command *find_command(const struct cli *c, int argc,
 	else if (c->plug_opts && cmd->run != run_attach)
 		usage_error(cmd, "--readonly, --cdrom and --no-discard go with "
 				 "attach only");
+	else if (c->top_opts && cmd->run != run_top)
+		usage_error(cmd, "--batch, --delay and --iterations go with "
+				 "top "
+				 "only");
 	else if (c->timeout_set && cmd->run != run_attach &&
 		 cmd->run != run_detach)
 		usage_error(cmd, "--timeout goes with attach and detach only");
@@ -689,6 +730,21 @@ static const struct command *find_command(const struct cli *c, int argc,
 	else
 		return cmd;
 	return NULL;
+}
+
+/*
+ * optarg as a number from 1 to @max for option @opt, into *@out; else a
+ * usage error saying to give @what, and 2.
+ */
+static int count_arg(const char *opt, uint64_t max, const char *what,
+		     unsigned int *out)
+{
+	uint64_t n;
+
+	if (blk_parse_u64(optarg, max, &n) < 0 || !n)
+		return usage_error(NULL, "%s %s: give %s", opt, optarg, what);
+	*out = (unsigned int)n;
+	return 0;
 }
 
 /* Parse the options into @c; returns -1 to go on, or the exit status. */
@@ -705,6 +761,9 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		{ "cdrom", no_argument, NULL, 'C' },
 		{ "no-discard", no_argument, NULL, 'D' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "batch", no_argument, NULL, 'b' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "iterations", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -712,8 +771,8 @@ static int parse_options(struct cli *c, int argc, char **argv)
 	uint64_t n;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "s:jt:rhV", longopts, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, "s:jt:rhVbd:n:", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			c->path = optarg;
@@ -759,13 +818,26 @@ static int parse_options(struct cli *c, int argc, char **argv)
 			c->plug.no_discard = c->plug_opts = true;
 			break;
 		case 'T':
-			if (blk_parse_u64(optarg, 3600, &n) < 0 || !n)
-				return usage_error(NULL,
-						   "--timeout %s: give "
-						   "seconds, 1 to 3600",
-						   optarg);
-			c->plug.timeout_s = (unsigned int)n;
+			if (count_arg("--timeout", 3600, "seconds, 1 to 3600",
+				      &c->plug.timeout_s))
+				return 2;
 			c->timeout_set = true;
+			break;
+		case 'b':
+			c->top.batch = c->top_opts = true;
+			break;
+		case 'd':
+			if (count_arg("--delay", 3600, "seconds, 1 to 3600",
+				      &c->top.delay_s))
+				return 2;
+			c->top_opts = true;
+			break;
+		case 'n':
+			if (count_arg("--iterations", UINT32_MAX,
+				      "a number of refreshes, 1 or more",
+				      &c->top.iterations))
+				return 2;
+			c->top_opts = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -786,6 +858,7 @@ int main(int argc, char **argv)
 	struct cli c = {
 		.path = BLKBACKD_CONTROL_SOCKET,
 		.plug = { .timeout_s = ATTACH_DEFAULT_TIMEOUT_S },
+		.top = { .delay_s = 2 },
 	};
 	const struct command *cmd;
 	char *args[4] = { NULL };

@@ -18,6 +18,8 @@
 #include "tools/blkbackctl/metrics.h"
 
 static const char *const ops[] = { "read", "write", "flush", "discard" };
+/* The operations that move data, or free it: a flush moves none. */
+static const char *const data_ops[] = { "read", "write", "discard" };
 static const char *const stages[] = { "prepare", "io", "finish", "publish" };
 
 /* The stage histogram's buckets: bucket b counts [2^(b-1), 2^b) us. */
@@ -70,14 +72,17 @@ static void put_value(FILE *out, const char *s)
 }
 
 /*
- * "NAME{domid="1",devid="51712",vdev="xvda"" and the @extra labels (name,
- * value pairs, NULL-terminated), without the closing brace.
+ * "NAME{domid="1",domain="web1",devid="51712",vdev="xvda"" and the @extra
+ * labels (name, value pairs, NULL-terminated), without the closing brace.
+ * domain is "" where the daemon could not read the guest's name.
  */
 static void put_series(FILE *out, const char *name, json_object *dev,
 		       const char *const *extra)
 {
-	fprintf(out, "%s{domid=\"%" PRIu64 "\",devid=\"%" PRIu64 "\",vdev=\"",
-		name, counter(dev, "domid"), counter(dev, "devid"));
+	fprintf(out, "%s{domid=\"%" PRIu64 "\",domain=\"", name,
+		counter(dev, "domid"));
+	put_value(out, json_object_get_string(member(dev, "domain")) ?: "");
+	fprintf(out, "\",devid=\"%" PRIu64 "\",vdev=\"", counter(dev, "devid"));
 	put_value(out, json_object_get_string(member(dev, "vdev")) ?: "");
 	fputc('"', out);
 	for (; extra && extra[0]; extra += 2) {
@@ -104,16 +109,52 @@ static void put_header(FILE *out, const char *name, const char *type,
 typedef void put_device_fn(FILE *out, const char *name, json_object *dev,
 			   const char *field);
 
+/* Nanoseconds as seconds, exactly: no double in between. */
+static void put_ns(FILE *out, uint64_t ns)
+{
+	fprintf(out, "} %" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000u,
+		ns % 1000000000u);
+}
+
+/* A sample per operation of @list, from the operation's @field. */
+static void put_ops(FILE *out, const char *name, json_object *dev,
+		    const char *field, const char *const *list, size_t n,
+		    bool ns)
+{
+	for (size_t op = 0; op < n; op++) {
+		const char *const labels[] = { "op", list[op], NULL };
+		uint64_t v = counter(member(dev, list[op]), field);
+
+		if (!ns) {
+			put_sample(out, name, dev, labels, v);
+			continue;
+		}
+		put_series(out, name, dev, labels);
+		put_ns(out, v);
+	}
+}
+
 /* A counter per operation, from the operation's @field. */
 static void put_op_counters(FILE *out, const char *name, json_object *dev,
 			    const char *field)
 {
-	for (size_t op = 0; op < sizeof(ops) / sizeof(ops[0]); op++) {
-		const char *const labels[] = { "op", ops[op], NULL };
+	put_ops(out, name, dev, field, ops, sizeof(ops) / sizeof(ops[0]),
+		false);
+}
 
-		put_sample(out, name, dev, labels,
-			   counter(member(dev, ops[op]), field));
-	}
+/* The same for the operations that move data. */
+static void put_data_counters(FILE *out, const char *name, json_object *dev,
+			      const char *field)
+{
+	put_ops(out, name, dev, field, data_ops,
+		sizeof(data_ops) / sizeof(data_ops[0]), false);
+}
+
+/* Seconds per operation, from the operation's @field in nanoseconds. */
+static void put_op_seconds(FILE *out, const char *name, json_object *dev,
+			   const char *field)
+{
+	put_ops(out, name, dev, field, ops, sizeof(ops) / sizeof(ops[0]), true);
 }
 
 static void put_counter(FILE *out, const char *name, json_object *dev,
@@ -138,16 +179,6 @@ static void put_host_errors(FILE *out, const char *name, json_object *dev,
 
 		put_sample(out, name, dev, labels, counter(err, "count"));
 	}
-}
-
-/* An NBD disk's counter @field of its "nbd" object; nothing for others. */
-static void put_nbd_counter(FILE *out, const char *name, json_object *dev,
-			    const char *field)
-{
-	json_object *nbd = member(dev, "nbd");
-
-	if (nbd)
-		put_sample(out, name, dev, NULL, counter(nbd, field));
 }
 
 /* One stage as a cumulative histogram in seconds. */
@@ -206,74 +237,103 @@ static void put_micros_as_seconds(FILE *out, const char *name, json_object *dev,
 	fprintf(out, "} %.9g\n", (double)counter(dev, field) / 1e6);
 }
 
-/* The families, in the order written; blkbackctl(8) lists them. */
+/*
+ * The families, in the order written; blkbackctl(8) lists them, with the
+ * names they had in earlier snapshots. A family with @only set is written only
+ * where a device has that member: the NBD ones, and the stage times,
+ * which the daemon gives only with --stage-timing.
+ */
 static const struct family {
 	const char *name, *type, *help;
 	put_device_fn *put;
 	const char *field; /* in the stats reply's device object */
+	const char *only;
 } families[] = {
 	{ "blkbackd_requests_total", "counter",
-	  "Requests answered, by operation.", put_op_counters, "requests" },
-	{ "blkbackd_sectors_total", "counter",
-	  "512-byte sectors moved, by operation.", put_op_counters, "sectors" },
-	{ "blkbackd_request_errors_total", "counter",
-	  "Requests answered with an error, by operation.", put_op_counters,
-	  "errors" },
-	{ "blkbackd_errors_total", "counter",
-	  "Host I/O errors (the image's file system or device failed the "
-	  "I/O), by operation and errno.",
-	  put_host_errors, "host_errors" },
+	  "Requests answered, by operation.", put_op_counters, "requests",
+	  NULL },
+	{ "blkbackd_bytes_total", "counter",
+	  "Bytes read or written, or discarded, by operation.",
+	  put_data_counters, "bytes", NULL },
+	{ "blkbackd_request_seconds_total", "counter",
+	  "Time the answered requests spent in the daemon, from the worker "
+	  "taking each off the ring to its answer published, summed, by "
+	  "operation (latency: its rate over the requests' rate).",
+	  put_op_seconds, "time_ns", NULL },
+	{ "blkbackd_failed_requests_total", "counter",
+	  "Requests answered with an error, whatever the cause (checks, the "
+	  "host's I/O), by operation.",
+	  put_op_counters, "errors", NULL },
+	{ "blkbackd_host_io_errors_total", "counter",
+	  "I/O the image's file system or device failed, by operation and "
+	  "errno (each also counts in blkbackd_failed_requests_total).",
+	  put_host_errors, "host_errors", NULL },
 	{ "blkbackd_rejected_requests_total", "counter",
 	  "Requests with an unknown operation, answered with an error.",
-	  put_counter, "rejected" },
+	  put_counter, "rejected", NULL },
 	{ "blkbackd_buffer_waits_total", "counter",
 	  "Requests that waited for bounce buffers.", put_counter,
-	  "waited_for_buffers" },
+	  "waited_for_buffers", NULL },
 	{ "blkbackd_merged_requests_total", "counter",
-	  "Requests that rode in a neighbour's I/O.", put_counter, "merged" },
+	  "Requests that rode in a neighbour's I/O.", put_counter, "merged",
+	  NULL },
 	{ "blkbackd_ring_moves_total", "counter",
 	  "Times one of the disk's rings moved to another worker "
 	  "(--rebalance-ms).",
-	  put_counter, "moves.count" },
+	  put_counter, "moves.count", NULL },
 	{ "blkbackd_ring_move_pause_seconds_total", "counter",
 	  "Time the disk's rings served nothing while they moved.",
-	  put_micros_as_seconds, "moves.paused_us" },
+	  put_micros_as_seconds, "moves.paused_us", NULL },
 	{ "blkbackd_requests_in_flight", "gauge",
 	  "Requests taken off the ring and not answered yet.", put_counter,
-	  "in_flight" },
+	  "in_flight", NULL },
+	{ "blkbackd_requests_queued", "gauge",
+	  "Requests the guest put on its rings that the daemon has not "
+	  "taken yet (the queue before blkbackd_requests_in_flight).",
+	  put_counter, "queued", NULL },
 	{ "blkbackd_mapped_grants", "gauge",
 	  "Persistent grants of the disk's guest the daemon holds mapped.",
-	  put_counter, "mapped_grants" },
+	  put_counter, "mapped_grants", NULL },
 	{ "blkbackd_grant_map_errors_total", "counter",
 	  "Grant mappings Xen refused (the data was copied instead): a guest "
 	  "granting pages read-only, or dom0's maptrack full.",
-	  put_counter, "grant_map_errors" },
+	  put_counter, "grant_map_errors", NULL },
 	{ "blkbackd_nbd_outages_total", "counter",
-	  "Times an NBD disk's server went away.", put_nbd_counter, "outages" },
+	  "Times an NBD disk's server went away.", put_counter, "nbd.outages",
+	  "nbd" },
 	{ "blkbackd_nbd_requests_resent_total", "counter",
-	  "Requests sent again to an NBD server that came back.",
-	  put_nbd_counter, "resent" },
+	  "Requests sent again to an NBD server that came back.", put_counter,
+	  "nbd.resent", "nbd" },
 	{ "blkbackd_nbd_requests_failed_away_total", "counter",
 	  "Requests failed because their NBD server stayed away longer than "
 	  "--nbd-reconnect-timeout.",
-	  put_nbd_counter, "failed_server_away" },
+	  put_counter, "nbd.failed_server_away", "nbd" },
 	{ "blkbackd_nbd_connections_down", "gauge",
-	  "An NBD disk's connections away from their server now.",
-	  put_nbd_counter, "connections_down" },
+	  "An NBD disk's connections away from their server now.", put_counter,
+	  "nbd.connections_down", "nbd" },
 	{ "blkbackd_stage_seconds", "histogram",
 	  "Time requests spent in each of the daemon's stages (only with "
 	  "blkbackd --stage-timing).",
-	  put_stages, "stages_us" },
+	  put_stages, "stages_us", "stages_us" },
 	{ "blkbackd_limit_iops", "gauge",
 	  "The disk's I/O limit in requests per second (0: none).", put_counter,
-	  "limit.iops" },
+	  "limit.iops", NULL },
 	{ "blkbackd_limit_bytes_per_second", "gauge",
 	  "The disk's I/O limit in bytes per second (0: none).", put_counter,
-	  "limit.bytes_per_second" },
+	  "limit.bytes_per_second", NULL },
 	{ "blkbackd_throttled_seconds_total", "counter",
 	  "Time the disk's I/O limit held its guest's requests back.",
-	  put_seconds, "limit.throttled_seconds" },
+	  put_seconds, "limit.throttled_seconds", NULL },
 };
+
+/* Does any of @devices have member @path? */
+static bool any_has(json_object *devices, const char *path)
+{
+	for (size_t i = 0; i < json_object_array_length(devices); i++)
+		if (member(json_object_array_get_idx(devices, i), path))
+			return true;
+	return false;
+}
 
 int metrics_write(FILE *out, json_object *devices)
 {
@@ -285,11 +345,16 @@ int metrics_write(FILE *out, json_object *devices)
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
 		const struct family *fam = &families[f];
 
+		if (fam->only && !any_has(devices, fam->only))
+			continue;
 		put_header(out, fam->name, fam->type, fam->help);
-		for (size_t i = 0; i < n; i++)
-			fam->put(out, fam->name,
-				 json_object_array_get_idx(devices, i),
-				 fam->field);
+		for (size_t i = 0; i < n; i++) {
+			json_object *dev =
+				json_object_array_get_idx(devices, i);
+
+			if (!fam->only || member(dev, fam->only))
+				fam->put(out, fam->name, dev, fam->field);
+		}
 	}
 	return ferror(out) ? -EIO : 0;
 }
