@@ -50,9 +50,10 @@ VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
 	tests/vbd-rig.c tests/vbd-rig.h \
 	blkbackd/vbd.c blkbackd/vbd-registry.c blkbackd/vbd-image.c \
 	blkbackd/vbd-rings.c blkbackd/vbd-watch.c blkbackd/vbd-limits.c \
-	blkbackd/vbd-stats.c blkbackd/opener.c blkbackd/host-errors.c \
-	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
-	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c
+	blkbackd/vbd-stats.c blkbackd/vbd-xenstat.c blkbackd/opener.c \
+	blkbackd/host-errors.c blkbackd/stats-log.c blkbackd/limits.c \
+	blkbackd/log.c blkbackd/options.c blkbackd/config-file.c \
+	blkbackd/config-read.c
 tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h $(VBD_UNIT_SOURCES)
 tests_test_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)

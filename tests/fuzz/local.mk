@@ -151,7 +151,8 @@ FUZZ_VBD = $(srcdir)/tests/fuzz/vbd.c $(srcdir)/tests/fuzz/xs-store.c \
 	$(srcdir)/blkbackd/vbd.c $(srcdir)/blkbackd/vbd-registry.c \
 	$(srcdir)/blkbackd/vbd-image.c $(srcdir)/blkbackd/vbd-rings.c \
 	$(srcdir)/blkbackd/vbd-watch.c $(srcdir)/blkbackd/vbd-limits.c \
-	$(srcdir)/blkbackd/vbd-stats.c $(srcdir)/blkbackd/opener.c \
+	$(srcdir)/blkbackd/vbd-stats.c $(srcdir)/blkbackd/vbd-xenstat.c \
+	$(srcdir)/blkbackd/opener.c \
 	$(srcdir)/blkbackd/host-errors.c $(srcdir)/blkbackd/stats-log.c \
 	$(srcdir)/blkbackd/limits.c $(srcdir)/blkbackd/log.c \
 	$(srcdir)/blkbackd/options.c $(srcdir)/blkbackd/config-file.c \
