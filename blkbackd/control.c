@@ -109,6 +109,9 @@ static void add_listing(const struct vbd_info *v, void *arg)
 
 	json_object_object_add(o, "image", json_object_new_string(v->image));
 	json_object_object_add(o, "state", json_object_new_string(state_of(v)));
+	json_object_object_add(
+		o, "waiting_for",
+		v->waiting_for ? json_object_new_string(v->waiting_for) : NULL);
 	json_object_object_add(o, "queues", json_object_new_int(v->nr_queues));
 	if (v->connected) {
 		json_object_object_add(o, "abi",

@@ -39,6 +39,9 @@
 /* The longest xenstore path of a device the daemon keeps. */
 #define VBD_PATH_MAX 192
 
+/* The longest reason a leaf gives (struct vbd_why). */
+#define VBD_WHY_MAX 512
+
 /* One of a device's rings, as the main thread knows it. */
 struct vbd_queue {
 	struct worker *w; /* serving it */
@@ -154,13 +157,13 @@ struct vbd {
 	 * flight, or NULL; once it ended, its result (open_ret, and the
 	 * image in @image) until vbd_open_image() takes it; the attempts in
 	 * a row that found the store away, which set the next one's delay;
-	 * and whether BE/error says so now.
+	 * and why it is away, as BE/error says now ("" while it is not).
 	 */
 	struct opener_job *open_job;
 	bool open_done;
 	int open_ret;
 	unsigned int open_tries;
-	bool store_away;
+	char store_away[VBD_WHY_MAX];
 	/* A resumed device's tries of its busy image's lock; 0: none. */
 	unsigned int resume_ticks;
 	unsigned int root; /* its directory: d->be_root[root] */
@@ -241,7 +244,7 @@ bool vbd_log_pass(struct vbd *v, int priority, unsigned int lines);
  * what to do about it (the device's name is added where it is shown).
  */
 struct vbd_why {
-	char msg[512];
+	char msg[VBD_WHY_MAX];
 };
 
 /* Say why in @why; returns @err (a -errno), for `return vbd_why(...)`. */

@@ -67,6 +67,39 @@ void vbd_log_stats_all(struct daemon *d)
 	}
 }
 
+/*
+ * What a device neither connected nor failed waits for, from what the
+ * main thread knows of it (no store is read for it): its store, its
+ * image, its rings closing, a paced connect, else its guest.
+ */
+static const char *waiting_for(const struct vbd *v)
+{
+	if (v->failed || (v->nr_queues > 0 && !v->closing))
+		return NULL;
+	if (v->store_away[0])
+		return v->store_away;
+	if (v->closing)
+		return "its rings to close";
+	switch (v->image_phase) {
+	case VBD_IMAGE_OPENING:
+		return "its image to open";
+	case VBD_IMAGE_AWAITING:
+		return "its image, held by the same VM's disk on this host (a "
+		       "migration)";
+	case VBD_IMAGE_AWAITING_REMOTE:
+		return "its image's lock, held by the same VM on another host "
+		       "(a migration)";
+	case VBD_IMAGE_NONE:
+	case VBD_IMAGE_OPEN:
+		break;
+	}
+	if (v->resume_ticks)
+		return "its image's lock, held by another process";
+	if (v->connect_waits)
+		return "its turn to connect: its guest reconnects too often";
+	return "its guest to connect (and its hotplug script to report)";
+}
+
 void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 {
 	for (struct vbd *v = d->vbds; v; v = v->next) {
@@ -79,6 +112,7 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.image = v->image_path,
 			.connected = v->nr_queues > 0 && !v->closing,
 			.failed = v->failed,
+			.waiting_for = waiting_for(v),
 			.nr_queues = v->nr_queues,
 			.link = v->link,
 			/* Its sector size is known once the guest connected. */

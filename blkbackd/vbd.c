@@ -193,15 +193,15 @@ static void vbd_waits_for_store(struct vbd *v, const struct vbd_why *why)
 	if (ret < 0 && ret != -ENOENT)
 		vbd_log(v, LOG_ERR, -ret, "cannot publish the error: %s",
 			strerror(-ret));
-	v->store_away = true;
+	snprintf(v->store_away, sizeof(v->store_away), "%s", why->msg);
 }
 
 /* The image is open: an error node saying its store was away goes. */
 static void vbd_store_back(struct vbd *v)
 {
-	if (!v->store_away)
+	if (!v->store_away[0])
 		return;
-	v->store_away = false;
+	v->store_away[0] = '\0';
 	blk_xenbus_clear_error(v->d->xs, v->be);
 	vbd_log(v, LOG_NOTICE, 0, "the store of image %s answered",
 		v->image_path);

@@ -153,6 +153,8 @@ struct vbd_info {
 	const char *image; /* "" until opened */
 	bool connected;
 	bool failed;
+	/* Neither connected nor failed: what it waits for, for people. */
+	const char *waiting_for;
 	unsigned int nr_queues;
 	struct blk_frontend_summary link;
 	uint64_t sectors; /* in sector_size units */

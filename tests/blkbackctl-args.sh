@@ -104,7 +104,8 @@ $CTL list >"$WORK/list.txt" || fail "list failed"
 note "$(cat "$WORK/list.txt")"
 python3 - "$WORK/list.txt" <<'PY' || fail "list is not aligned: $(cat "$WORK/list.txt")"
 import sys
-lines = open(sys.argv[1]).read().splitlines()
+# The table ends at the first blank line; what waiting disks wait for follows.
+lines = open(sys.argv[1]).read().split("\n\n")[0].splitlines()
 head = lines[0]
 starts = [i for i in range(len(head)) if head[i] != " " and (i == 0 or head[i - 1] == " ")]
 for line in lines[1:]:
@@ -116,6 +117,8 @@ PY
 row1=$(grep "^1 " "$WORK/list.txt")
 [ "$(echo "$row1" | awk '{ print $5, $10, $11 }')" = "connected 64 MiB" ] ||
 	fail "list: dom 1 connected, 64 MiB: $row1"
+grep -q "^2/51728 (.*) waits for its guest to connect" "$WORK/list.txt" ||
+	fail "list does not say what dom 2's disk waits for: $(cat "$WORK/list.txt")"
 
 # `limit` answers in the unit typed; shown later, in the largest whole one.
 $CTL limit "$NAME1/xvda" --bw 50M >"$WORK/limit.out" || fail "limit failed"

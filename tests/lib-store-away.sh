@@ -80,7 +80,7 @@ while True:
 # assert_waits_for_store DOMID TARGET REGEX SECONDS: within SECONDS the
 # device's error node says REGEX, the log says it with the device's name,
 # and `blkbackctl list` shows the device waiting (not connected, not
-# failed) for TARGET.
+# failed) for TARGET, and under its table what it waits for (REGEX).
 assert_waits_for_store() {
 	aw_be=$(be_path "$1")
 	aw_n=$(($4 * 10))
@@ -99,6 +99,11 @@ assert_waits_for_store() {
 		"[x['state'] + ' ' + x['image'] for x in d['devices'] if x['domid'] == $1][0]")
 	[ "$aw_state" = "waiting $2" ] ||
 		fail "list shows dom $1 as '$aw_state', not waiting for $2"
+	# And says why, as the error node does, under its table.
+	$CTL list >"$WORK/list-$1.txt" || fail "blkbackctl list failed"
+	grep "^$1/51712 (.*) waits for .*$3" "$WORK/list-$1.txt" >/dev/null ||
+		fail "blkbackctl list does not say why dom $1 waits:" \
+			"$(cat "$WORK/list-$1.txt")"
 }
 
 # stop_within SECONDS: SIGTERM, and the daemon exits within SECONDS with

@@ -133,6 +133,25 @@ static int by_disk(const void *a, const void *b)
 	return dx < dy ? -1 : dx > dy;
 }
 
+/* After the table and a blank line, what each waiting device waits for. */
+static void print_waits(json_object *devices)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < json_object_array_length(devices); i++) {
+		json_object *d = json_object_array_get_idx(devices, i), *why;
+
+		if (!json_object_object_get_ex(d, "waiting_for", &why) || !why)
+			continue;
+		if (first)
+			putchar('\n');
+		first = false;
+		printf("%" PRId64 "/%" PRId64 " (%s) waits for %s\n",
+		       num(d, "domid"), num(d, "devid"), str(d, "domain"),
+		       json_object_get_string(why));
+	}
+}
+
 int show_list(json_object *devices)
 {
 	static const char *const header[] = {
@@ -140,6 +159,7 @@ int show_list(json_object *devices)
 		"ORDER", "GRANTS", "ABI",  "SIZE", "IMAGE",
 	};
 	struct table *t = table_new(sizeof(header) / sizeof(header[0]), header);
+	int ret;
 
 	if (!t)
 		return -ENOMEM;
@@ -150,7 +170,10 @@ int show_list(json_object *devices)
 			table_free(t);
 			return -ENOMEM;
 		}
-	return table_print(t, stdout);
+	ret = table_print(t, stdout);
+	if (ret == 0)
+		print_waits(devices);
+	return ret;
 }
 
 static void print_op(json_object *d, const char *op)
