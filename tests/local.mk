@@ -179,10 +179,12 @@ INTEGRATION_TESTS = \
 	tests/store-away-nbd-attach.sh \
 	tests/store-away-nbd-restart.sh \
 	tests/store-away-nbd-queue.sh \
-	tests/store-away-ceph.sh
+	tests/store-away-ceph.sh \
+	tests/vbd-snapshot.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-control.sh tests/control-client.py \
+	tests/lib-snapshot.sh tests/snapshot-check.py \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
 

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blkbackctl snapshot DISK DEST: what it sends and what it prints. DEST is
+ * a file's path (made absolute here: the daemon has its own working
+ * directory) or @NAME, an RBD image's snapshot, sent as typed.
+ */
+#ifndef BLKBACKCTL_SNAPSHOT_H
+#define BLKBACKCTL_SNAPSHOT_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+/* @typed as the daemon takes it, in @out; -errno (-ENAMETOOLONG) else. */
+int snapshot_dest(const char *typed, char *out, size_t len);
+
+/* "vbd 5/51712 (xvda): snapshot DEST taken; the guest paused 3.2 ms". */
+void show_snapshot(json_object *reply);
+
+#endif /* BLKBACKCTL_SNAPSHOT_H */
