@@ -181,7 +181,8 @@ INTEGRATION_TESTS = \
 	tests/store-away-nbd-queue.sh \
 	tests/store-away-ceph.sh \
 	tests/vbd-snapshot.sh \
-	tests/vbd-snapshot-refusals.sh
+	tests/vbd-snapshot-refusals.sh \
+	tests/snapshot-pause.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-control.sh tests/control-client.py \
