@@ -407,7 +407,11 @@ static void respond(struct control_server *s, struct daemon *d,
 		    struct client *c, size_t len)
 {
 	/* A line ending "\r\n" is the same request. */
-	struct control_later later = { .s = s, .client = c->serial };
+	struct control_later later = {
+		.s = s,
+		.client = c->serial,
+		.privileged = c->uid == 0 || c->uid == s->own_uid,
+	};
 
 	if (len && c->line[len - 1] == '\r')
 		len--;

@@ -563,10 +563,16 @@ static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 static json_object *snapshot(struct daemon *d, const struct control_request *r,
 			     struct control_later *later)
 {
-	struct control_later *mine = malloc(sizeof(*mine));
+	struct control_later *mine;
 	char why[640];
 	int ret;
 
+	if (!later->privileged)
+		return error_reply("permission denied: a snapshot writes a "
+				   "file "
+				   "as the daemon, so only root (or the "
+				   "daemon's own user) may ask for one");
+	mine = malloc(sizeof(*mine));
 	if (!mine)
 		return error_reply("out of memory");
 	*mine = *later;

@@ -40,10 +40,17 @@
 struct daemon;
 struct control_server;
 
-/* Where a reply that comes later goes: control_server_answer(@s, @client). */
+/*
+ * The client that asked: where a reply that comes later goes
+ * (control_server_answer(@s, @client)), and whether it is root or the
+ * daemon's own user, who alone may have the daemon write files where they
+ * say (a snapshot: its content is a guest's, and a control-group member
+ * could otherwise plant it as root anywhere on the image's filesystem).
+ */
 struct control_later {
 	struct control_server *s;
 	uint64_t client;
+	bool privileged;
 	bool deferred; /* set by control_reply() */
 };
 
