@@ -98,6 +98,9 @@ $CTL --json stats 1/xvda >"$WORK/stats.json" || fail "stats"
 	fail "stats count failed snapshots"
 [ "$(json "$WORK/stats.json" 'd["devices"][0]["snapshots"]["max_pause_us"] > 0')" = True ] ||
 	fail "stats: no pause measured"
+$CTL stats 1/xvda >"$WORK/stats.txt" || fail "stats"
+grep -q "^  snapshots 4 (0 failed), the guest paused [0-9.]* ms in all, [0-9.]* the last, [0-9.]* the most\$" \
+	"$WORK/stats.txt" || fail "stats printed: $(cat "$WORK/stats.txt")"
 $CTL --json list >"$WORK/list.json" || fail "list"
 [ "$(json "$WORK/list.json" 'd["devices"][0]["paused"]')" = False ] ||
 	fail "list: the disk is still paused"

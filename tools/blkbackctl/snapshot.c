@@ -3,6 +3,7 @@
 #include "tools/blkbackctl/snapshot.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -51,4 +52,31 @@ void show_snapshot(json_object *reply)
 								    "ms")),
 	       json_object_get_double(json_object_object_get(reply, "resuming_"
 								    "ms")));
+}
+
+static double ms_of(json_object *o, const char *key)
+{
+	return (double)json_object_get_int64(json_object_object_get(o, key)) /
+	       1000;
+}
+
+void show_snapshots(json_object *device)
+{
+	json_object *s;
+	int64_t taken, failed;
+
+	if (!json_object_object_get_ex(device, "snapshots", &s))
+		return;
+	taken = json_object_get_int64(json_object_object_get(s, "taken"));
+	failed = json_object_get_int64(json_object_object_get(s, "failed"));
+	if (!taken && !failed)
+		return;
+	printf("  snapshots %" PRId64 " (%" PRId64 " failed)", taken, failed);
+	/* No pause measured before the first one taken. */
+	if (taken)
+		printf(", the guest paused %.1f ms in all, %.1f the last, %.1f "
+		       "the most",
+		       ms_of(s, "paused_us"), ms_of(s, "last_pause_us"),
+		       ms_of(s, "max_pause_us"));
+	printf("\n");
 }

@@ -16,4 +16,10 @@ int snapshot_dest(const char *typed, char *out, size_t len);
 /* "vbd 5/51712 (xvda): snapshot DEST taken; the guest paused 3.2 ms". */
 void show_snapshot(json_object *reply);
 
+/*
+ * A device's line in stats, once it had a snapshot: "snapshots 3 (1
+ * failed), the guest paused 20.1 ms in all, 6.2 the last, 8.0 the most".
+ */
+void show_snapshots(json_object *device);
+
 #endif /* BLKBACKCTL_SNAPSHOT_H */
