@@ -531,11 +531,15 @@ static int run_snapshot(struct cli *c, char **args)
 
 	if (ret)
 		return ret;
-	if (snapshot_dest(args[1], dest, sizeof(dest)) < 0)
-		return usage_error(c->cmd,
-				   "snapshot: %s: a path of at most "
-				   "511 bytes (absolute)",
-				   args[1]);
+	ret = snapshot_dest(args[1], dest, sizeof(dest));
+	if (ret < 0)
+		return usage_error(c->cmd, "snapshot: '%s': %s", args[1],
+				   ret == -EINVAL ? "no blanks or control "
+						    "characters "
+						    "in DEST"
+						  : "DEST is at most 511 "
+						    "bytes, made "
+						    "absolute");
 	snprintf(request, sizeof(request), "snapshot %u/%u %s", ref.domid,
 		 ref.devid, dest);
 	return simple_command(c, request, show_snapshot_taken, 0);

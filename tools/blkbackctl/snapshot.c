@@ -13,6 +13,10 @@ int snapshot_dest(const char *typed, char *out, size_t len)
 	char cwd[PATH_MAX];
 	int n;
 
+	/* The request line is words: a DEST is one. */
+	for (const char *c = typed; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			return -EINVAL;
 	if (typed[0] == '@' || typed[0] == '/')
 		n = snprintf(out, len, "%s", typed);
 	else if (!getcwd(cwd, sizeof(cwd)))

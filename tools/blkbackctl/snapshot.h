@@ -10,7 +10,10 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-/* @typed as the daemon takes it, in @out; -errno (-ENAMETOOLONG) else. */
+/*
+ * @typed as the daemon takes it, in @out; -ENAMETOOLONG, or -EINVAL for
+ * a blank or control character (the request line is words), else.
+ */
 int snapshot_dest(const char *typed, char *out, size_t len);
 
 /* "vbd 5/51712 (xvda): snapshot DEST taken; the guest paused 3.2 ms". */
