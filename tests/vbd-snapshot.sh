@@ -101,6 +101,9 @@ $CTL --json stats 1/xvda >"$WORK/stats.json" || fail "stats"
 $CTL stats 1/xvda >"$WORK/stats.txt" || fail "stats"
 grep -q "^  snapshots 4 (0 failed), the guest paused [0-9.]* ms in all, [0-9.]* the last, [0-9.]* the most\$" \
 	"$WORK/stats.txt" || fail "stats printed: $(cat "$WORK/stats.txt")"
+$CTL metrics >"$WORK/metrics.prom" || fail "metrics"
+grep -q '^blkbackd_snapshots_total{.*domid="1".*} 4$' "$WORK/metrics.prom" ||
+	fail "metrics: $(grep snapshot "$WORK/metrics.prom")"
 $CTL --json list >"$WORK/list.json" || fail "list"
 [ "$(json "$WORK/list.json" 'd["devices"][0]["paused"]')" = False ] ||
 	fail "list: the disk is still paused"
