@@ -39,7 +39,7 @@ static const char *fs_name(long type, char *buf, size_t len)
 	} names[] = {
 		{ XFS_SUPER_MAGIC, "xfs" },
 		{ BTRFS_SUPER_MAGIC, "btrfs" },
-		{ EXT4_SUPER_MAGIC, "ext4 (or ext2/ext3)" },
+		{ EXT4_SUPER_MAGIC, "ext4 (or ext2/3)" },
 		{ TMPFS_MAGIC, "tmpfs" },
 		{ NFS_SUPER_MAGIC, "nfs" },
 		{ OVERLAYFS_SUPER_MAGIC, "overlayfs" },
@@ -69,20 +69,34 @@ static int cannot_share(int fd, int err, char *why, size_t len)
 				   : "unknown";
 
 	return refuse(why, len, -EOPNOTSUPP,
-		      "the image's filesystem (%s) cannot share blocks between "
+		      "the image is on %s, which cannot share blocks between "
 		      "files (FICLONE: %s): keep images to snapshot on XFS "
 		      "made with reflink=1 (the default) or btrfs; a copying "
 		      "snapshot (--copy) is not implemented yet",
 		      name, strerror(-err));
 }
 
-/* @dest's directory is on @img's filesystem: a clone cannot cross one. */
+static int other_filesystem(const char *dest, char *why, size_t len)
+{
+	return refuse(why, len, -EXDEV,
+		      "%s is on another filesystem than the image: a snapshot "
+		      "shares the image's blocks, so it goes on the same "
+		      "filesystem (a directory beside the image)",
+		      dest);
+}
+
+/*
+ * @dest's directory is on @img's filesystem: a clone cannot cross one.
+ * Checked before anything is made there; btrfs, whose subvolumes are
+ * devices of their own that can share blocks, is left to FICLONE.
+ */
 static int same_filesystem(const struct blk_image *img, const char *dest,
 			   char *why, size_t len)
 {
 	char dir[4096];
 	const char *slash = strrchr(dest, '/');
 	struct stat src, dst;
+	struct statfs sfs;
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - dest), dest);
 	if (fstat(img->fd, &src) < 0)
@@ -93,14 +107,9 @@ static int same_filesystem(const struct blk_image *img, const char *dest,
 			      dir[0] ? dir : "/", strerror(errno));
 	if (!S_ISDIR(dst.st_mode))
 		return refuse(why, len, -ENOTDIR, "%s is not a directory", dir);
-	if (src.st_dev != dst.st_dev)
-		return refuse(why, len, -EXDEV,
-			      "%s is on another filesystem than the image: a "
-			      "snapshot shares the image's blocks, so it goes "
-			      "on the same filesystem (a directory beside the "
-			      "image)",
-			      dest);
-	return 0;
+	if (fstatfs(img->fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC)
+		return 0;
+	return src.st_dev == dst.st_dev ? 0 : other_filesystem(dest, why, len);
 }
 
 static int snapshot_file(struct blk_image *img, const char *dest, char *why,
@@ -142,8 +151,9 @@ static int snapshot_file(struct blk_image *img, const char *dest, char *why,
 	if (ret == 0)
 		return 0;
 	unlink(dest);
-	if (ret == -EOPNOTSUPP || ret == -EINVAL || ret == -EXDEV ||
-	    ret == -ENOTTY)
+	if (ret == -EXDEV)
+		return other_filesystem(dest, why, len);
+	if (ret == -EOPNOTSUPP || ret == -EINVAL || ret == -ENOTTY)
 		return cannot_share(img->fd, ret, why, len);
 	return refuse(why, len, ret, "cannot clone the image into %s: %s", dest,
 		      strerror(-ret));

@@ -38,7 +38,7 @@ truncate -s 32M "$EXT4/d1.img" || fail "cannot make the image"
 attach 1 xvda "$EXT4/d1.img"
 numbered_start 1
 refused 1/xvda "$EXT4/s1.img" \
-	"vbd 1/51712: snapshot $EXT4/s1.img not taken: the image's filesystem (ext4" \
+	"vbd 1/51712: snapshot $EXT4/s1.img not taken: the image is on ext4" \
 	"on ext4"
 grep -q "XFS .*reflink=1.* or btrfs" "$WORK/refused.json.err" ||
 	fail "the ext4 refusal gives no fix: $(cat "$WORK/refused.json.err")"
