@@ -31,10 +31,10 @@ static int refuse(char *why, size_t len, int err, const char *fmt, ...)
 }
 
 /* The filesystem's name, for the operator; "unknown (0x...)" otherwise. */
-static const char *fs_name(long type, char *buf, size_t len)
+static const char *fs_name(unsigned long type, char *buf, size_t len)
 {
 	static const struct {
-		long type;
+		unsigned long type;
 		const char *name;
 	} names[] = {
 		{ XFS_SUPER_MAGIC, "xfs" },
@@ -55,7 +55,7 @@ static const char *fs_name(long type, char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].type == type)
 			return names[i].name;
-	snprintf(buf, len, "unknown (type 0x%lx)", (unsigned long)type);
+	snprintf(buf, len, "unknown (type 0x%lx)", type);
 	return buf;
 }
 
@@ -64,9 +64,10 @@ static int cannot_share(int fd, int err, char *why, size_t len)
 {
 	struct statfs sfs;
 	char buf[48];
-	const char *name = fstatfs(fd, &sfs) == 0
-				   ? fs_name((long)sfs.f_type, buf, sizeof(buf))
-				   : "unknown";
+	const char *name =
+		fstatfs(fd, &sfs) == 0
+			? fs_name((unsigned long)sfs.f_type, buf, sizeof(buf))
+			: "unknown";
 
 	return refuse(why, len, -EOPNOTSUPP,
 		      "the image is on %s, which cannot share blocks between "
@@ -107,7 +108,8 @@ static int same_filesystem(const struct blk_image *img, const char *dest,
 			      dir[0] ? dir : "/", strerror(errno));
 	if (!S_ISDIR(dst.st_mode))
 		return refuse(why, len, -ENOTDIR, "%s is not a directory", dir);
-	if (fstatfs(img->fd, &sfs) == 0 && sfs.f_type == BTRFS_SUPER_MAGIC)
+	if (fstatfs(img->fd, &sfs) == 0 &&
+	    (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
 		return 0;
 	return src.st_dev == dst.st_dev ? 0 : other_filesystem(dest, why, len);
 }
