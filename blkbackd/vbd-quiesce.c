@@ -339,6 +339,11 @@ static int cannot_quiesce(const struct vbd *v, struct vbd_why *why)
 		return vbd_why(why, -ENOTCONN,
 			       "no guest is connected to it: nothing to pause "
 			       "(copy its image while nothing uses it)");
+	/* Resuming would connect each of its rings to the server anew. */
+	if (v->image.nbd_uri)
+		return vbd_why(why, -EOPNOTSUPP,
+			       "an NBD disk's rings are connections to its "
+			       "server: it is not paused");
 	for (unsigned int q = 0; q < v->nr_queues; q++)
 		if (v->queue[q].moving_to)
 			return vbd_why(why, -EBUSY,

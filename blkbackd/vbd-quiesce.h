@@ -74,9 +74,9 @@ struct vbd_quiesce_req {
 
 /*
  * Quiesce @v to run @req->act. 0: @req->done will be called, never before
- * this returned; else -errno
- * and @why (not connected, closing, already quiesced, a ring moving
- * between workers), and nothing happened.
+ * this returned; else -errno and @why (not connected, closing, already
+ * quiesced, a ring moving between workers, an NBD disk, whose rings are
+ * each a connection to its server), and nothing happened.
  */
 int vbd_quiesce(struct vbd *v, const struct vbd_quiesce_req *req,
 		struct vbd_why *why);

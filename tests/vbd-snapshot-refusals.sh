@@ -4,14 +4,16 @@
 # costs the guest an error. An image on ext4 (no reflink: the refusal
 # names the filesystem); a DEST that exists (left as it was), on another
 # filesystem, or an RBD snapshot's @NAME for a file; a disk that does not
-# exist, or whose guest is not connected. On storage that stops
-# answering (a FUSE file over nbdkit's pause filter): a second snapshot
-# while the first waits for the guest's I/O is refused; the first gives
-# up after its 5 s bound and the guest goes on, unharmed, once the
-# storage answers; a guest detached while its snapshot waits ends the
-# snapshot and detaches. A relative DEST is the caller's.
+# exist, or whose guest is not connected; an NBD disk (its server's to
+# snapshot). On storage that stops answering (a FUSE file over nbdkit's
+# pause filter): a second snapshot while the first waits for the guest's
+# I/O is refused; the first gives up after its 5 s bound and the guest
+# goes on, unharmed, once the storage answers; a guest that dies while
+# its snapshot waits ends the snapshot, and its disk goes once the
+# storage answers. A relative DEST is the caller's.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-snapshot.sh"
+. "$top_srcdir/tests/lib-nbd.sh"
 requires_loop_mount
 requires python3 nbdkit nbdfuse fusermount3 mkfs.ext4
 [ -c /dev/fuse ] || skip "no /dev/fuse: the stalled store needs FUSE"
@@ -76,6 +78,13 @@ truncate -s 32M "$XFS/d3.img" || fail "cannot make the image"
 attach 3 xvda "$XFS/d3.img"
 wait_node "$(be_path 3)/state" 2 10 || fail "dom 3 not offered"
 refused 3/xvda "$XFS/s3.img" "no guest is connected to it" "not connected"
+
+# ---- an NBD export: its server's to snapshot ----
+nbd_server exp memory 16M
+"$TOOLSTACK" create 5 >>"$WORK/toolstack.log" 2>&1 || fail "create dom 5"
+attach 5 xvda "$(uri exp)"
+wait_node "$(be_path 5)/state" 2 10 || fail "dom 5 not offered"
+refused 5/xvda "$XFS/s5.img" "an NBD export belongs to its server" "NBD"
 
 # ---- storage that stops answering ----
 mkdir "$WORK/slow" || hard_error "mkdir"
