@@ -10,7 +10,8 @@
 # I/O is refused; the first gives up after its 5 s bound and the guest
 # goes on, unharmed, once the storage answers; a guest that dies while
 # its snapshot waits ends the snapshot, and its disk goes once the
-# storage answers. A relative DEST is the caller's.
+# storage answers; a client that hangs up meanwhile is dropped, and its
+# snapshot ends all the same. A relative DEST is the caller's.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-snapshot.sh"
 . "$top_srcdir/tests/lib-nbd.sh"
@@ -128,6 +129,17 @@ wait_paused() {
 "$TOOLSTACK" create 4 >>"$WORK/toolstack.log" 2>&1 || fail "create dom 4"
 attach 4 xvda "$WORK/slow/disk.img"
 numbered_start 4
+# A client that hangs up while its snapshot waits: the daemon drops it,
+# the snapshot goes on (and gives up, as below), the journal says so.
+store p
+sleep 0.3
+timeout 1 $CTL snapshot 4/xvda "$WORK/slow/gone.img" >/dev/null 2>&1 &&
+	fail "a snapshot answered while its guest's I/O could not drain"
+wait_file_line "$WORK/blkbackd.log" \
+	"snapshot $WORK/slow/gone.img not taken: .* in flight 5000 ms" 10 ||
+	fail "the snapshot of a client that hung up did not end in the journal"
+store r
+wait_paused 4 False
 store p
 sleep 0.3
 start=$(now_ms)
