@@ -100,20 +100,9 @@ until [ -e "$WORK/slow/disk.img" ] && [ -S "$WORK/pause.sock" ]; do
 done
 # A paused store would hold the daemon's stop (its rings wait for their
 # I/O): at exit it answers again first.
-trap 'rc=$?; store_cmd r; (exit $rc); cleanup' EXIT
-# store_cmd p|r: pause or resume the export; true once nbdkit echoed it
-# (upper case), as it does when it took effect.
-store_cmd() {
-	python3 - "$WORK/pause.sock" "$1" >/dev/null 2>&1 <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode())
-sys.exit(s.recv(1) != sys.argv[2].upper().encode())
-PY
-}
-store() { store_cmd "$1" || fail "nbdkit did not $1"; }
+trap 'rc=$?; nbdkit_pause "$WORK/pause.sock" r; (exit $rc); cleanup' EXIT
+# store p|r: pause or resume the export.
+store() { nbdkit_pause "$WORK/pause.sock" "$1" || fail "nbdkit did not $1"; }
 paused() { $CTL --json list | python3 -c "import json,sys
 print([d['paused'] for d in json.load(sys.stdin)['devices'] if d['domid'] == $1][0])"; }
 # wait_paused DOMID True|False
