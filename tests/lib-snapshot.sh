@@ -48,8 +48,12 @@ numbered_start() {
 # seen every one answered OKAY.
 numbered_stop() {
 	hold_end
-	grep -q "check numbered-writes OK" "$WORK/front-$HOLD_DOMID.out" ||
+	grep -q "check numbered-writes done" "$WORK/front-$HOLD_DOMID.out" ||
 		fail "the numbered writer failed: $(tail -n 3 "$WORK/front-$HOLD_DOMID.out")"
+	ns_bad=$(grep '^A ' "$WORK/front-$HOLD_DOMID.out" | grep -cv ' OKAY$')
+	[ "$ns_bad" = 0 ] ||
+		fail "the guest saw $ns_bad writes answered with an error:" \
+			"$(grep '^A ' "$WORK/front-$HOLD_DOMID.out" | grep -v ' OKAY$' | head -3)"
 }
 
 # snapshot DISK DEST OUT: blkbackctl --json snapshot, its reply in OUT;

@@ -50,7 +50,8 @@ VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
 	tests/vbd-rig.c tests/vbd-rig.h \
 	blkbackd/vbd.c blkbackd/vbd-registry.c blkbackd/vbd-image.c \
 	blkbackd/vbd-rings.c blkbackd/vbd-watch.c blkbackd/vbd-limits.c \
-	blkbackd/vbd-stats.c blkbackd/opener.c blkbackd/host-errors.c \
+	blkbackd/vbd-stats.c blkbackd/vbd-quiesce.c blkbackd/vbd-quiesce.h \
+	blkbackd/opener.c blkbackd/host-errors.c \
 	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
 	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c
 tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \

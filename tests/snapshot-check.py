@@ -4,15 +4,16 @@
 #   snapshot-check.py WRITES REPLY READ
 #
 # WRITES: the numbered writer's output (xensim-blkfront --check
-# numbered-writes): "A SEQ BLOCK SENT_NS ACKED_NS" per write, sent and
-# answered as the guest saw them, on CLOCK_MONOTONIC.
+# numbered-writes): "A SEQ BLOCK SENT_NS ACKED_NS STATUS" per write, sent
+# and answered as the guest saw them, on CLOCK_MONOTONIC; every STATUS
+# must be OKAY (the guest sees a pause, never an error).
 # REPLY: the daemon's JSON answer to the snapshot (blkbackctl --json), whose
 # monotonic_ns gives the pause: "stopped" (before the first ring was told
 # to stop taking requests) and "drained" (every ring closed, nothing in
 # flight), on the same clock.
 # READ: the snapshot read back by another guest (--check numbered-read):
 # "B BLOCK SEQ" per block, SEQ -1 for a block never written, -2 for one
-# that holds no whole numbered write.
+# that holds no whole numbered write (or a status: the read failed).
 #
 # For every block, the write the snapshot holds must be
 #   - at least as new as the last write to it the guest saw answered
@@ -39,9 +40,11 @@ def main():
     with open(writes_path) as f:
         for line in f:
             p = line.split()
-            if len(p) != 5 or p[0] != "A":
+            if len(p) != 6 or p[0] != "A":
                 continue
-            seq, block, sent, acked = (int(x) for x in p[1:])
+            if p[5] != "OKAY":
+                sys.exit("the guest's write %s was answered %s" % (p[1], p[5]))
+            seq, block, sent, acked = (int(x) for x in p[1:5])
             by_seq[seq] = (block, sent, acked)
             by_block.setdefault(block, []).append(seq)
     if not by_seq:
@@ -56,8 +59,13 @@ def main():
             p = line.split()
             if len(p) != 3 or p[0] != "B":
                 continue
-            block, held = int(p[1]), int(p[2])
+            block = int(p[1])
             counted += 1
+            if not p[2].lstrip("-").isdigit():
+                bad.append("block %d could not be read back: %s"
+                           % (block, p[2]))
+                continue
+            held = int(p[2])
             acked_before = [s for s in by_block.get(block, [])
                             if by_seq[s][2] < stopped]
             last = max(acked_before) if acked_before else -1

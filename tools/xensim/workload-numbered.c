@@ -2,10 +2,12 @@
 /*
  * Numbered writes, for the snapshot tests: a guest that keeps
  * NUMBERED_DEPTH page writes in flight, each carrying its sequence number,
- * and says when it sent each one and when it saw it answered, so that a
- * test can tell which writes a copy of the disk must hold and which it
- * must not (tests/snapshot-check.py); and a reader that says which write
- * each block holds, to read such a copy back through another guest.
+ * and says when it sent each one, when it saw it answered and how, so
+ * that a test can tell which writes a copy of the disk must hold and
+ * which it must not (tests/snapshot-check.py); and a reader that says
+ * which write each block holds, to read such a copy back through another
+ * guest. Like every check they judge nothing (workload-check.h): they say
+ * what they saw, and fail only when they cannot go on.
  *
  * Each write is one page at block (seq % nblocks); every sector of it
  * holds NUMBERED_MAGIC, the sequence number, the block and the sector's
@@ -137,11 +139,12 @@ static int send_more(struct check *c, struct slot *slots, uint64_t *next,
 	return ret < 0 ? check_fail(c, ret, "notify failed") : 0;
 }
 
-/* One answer: "A SEQ BLOCK SENT_NS ACKED_NS". */
+/* One answer: "A SEQ BLOCK SENT_NS ACKED_NS STATUS". */
 static int take_answer(struct check *c, struct slot *slots)
 {
 	struct frontend_response rsp;
 	uint64_t acked;
+	char status[8];
 	int ret = frontend_wait(c->fe, &rsp, CHECK_TIMEOUT_MS);
 
 	if (ret < 0)
@@ -153,14 +156,11 @@ static int take_answer(struct check *c, struct slot *slots)
 
 		if (!s->busy || s->id != rsp.id)
 			continue;
-		if (rsp.status != BLKIF_RSP_OKAY)
-			return check_fail(c, -EIO,
-					  "write %" PRIu64 " (block %" PRIu64
-					  ") answered %d",
-					  s->seq, s->block, rsp.status);
 		fprintf(c->out,
-			"A %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-			s->seq, s->block, s->sent_ns, acked);
+			"A %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %"
+									 "s\n",
+			s->seq, s->block, s->sent_ns, acked,
+			check_status_name(rsp.status, status));
 		s->busy = false;
 		return 0;
 	}
@@ -209,20 +209,29 @@ static int check_numbered_writes(struct check *c)
 	return ret;
 }
 
-/* Each block's write: "B BLOCK SEQ" (-1: never written, -2: broken). */
+/*
+ * Each block's write: "B BLOCK SEQ" (-1: never written, -2: broken), or
+ * "B BLOCK STATUS" for a read not answered OKAY.
+ */
 static int check_numbered_read(struct check *c)
 {
 	const struct frontend_segment seg = { 0, 0, SECTS_PER_PAGE - 1 };
 	uint64_t blocks = nr_blocks(c);
+	char status[8];
 
 	for (uint64_t b = 0; b < blocks; b++) {
-		int ret = check_rw_ok(c, BLKIF_OP_READ, b * SECTS_PER_PAGE,
-				      &seg, 1);
+		int16_t st;
+		int ret = check_rw(c, BLKIF_OP_READ, b * SECTS_PER_PAGE, &seg,
+				   1, &st);
 
 		if (ret < 0)
 			return ret;
-		fprintf(c->out, "B %" PRIu64 " %" PRId64 "\n", b,
-			holds(frontend_data_page(c->fe, 0), b));
+		if (st != BLKIF_RSP_OKAY)
+			fprintf(c->out, "B %" PRIu64 " %s\n", b,
+				check_status_name(st, status));
+		else
+			fprintf(c->out, "B %" PRIu64 " %" PRId64 "\n", b,
+				holds(frontend_data_page(c->fe, 0), b));
 	}
 	return 0;
 }
