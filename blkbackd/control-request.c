@@ -14,8 +14,10 @@
 #define MAX_WORDS 4
 #define WORD_MAX 32 /* bytes, with the terminating NUL */
 
+/* A snapshot's DEST is the one word that may be longer (a path). */
 struct words {
-	char w[MAX_WORDS][WORD_MAX];
+	char w[MAX_WORDS][CONTROL_DEST_MAX];
+	size_t len[MAX_WORDS];
 	unsigned int n;
 };
 
@@ -56,10 +58,11 @@ static int split(const char *line, size_t len, struct words *ws, char *why,
 		}
 		if (ws->n == MAX_WORDS)
 			return refuse(why, why_len, "too many words");
-		if (i - start >= WORD_MAX)
+		if (i - start >= CONTROL_DEST_MAX)
 			return refuse(why, why_len, "a word too long");
 		memcpy(ws->w[ws->n], line + start, i - start);
-		ws->w[ws->n++][i - start] = '\0';
+		ws->w[ws->n][i - start] = '\0';
+		ws->len[ws->n++] = i - start;
 	}
 	return 0;
 }
@@ -111,11 +114,13 @@ static const struct {
 	{ "resize", CONTROL_RESIZE, 0, 1 },
 	{ "reload", CONTROL_RELOAD, 0, 0 },
 	{ "limit", CONTROL_LIMIT, 1, 3 },
+	{ "snapshot", CONTROL_SNAPSHOT, 2, 2 },
 };
 
 #define UNKNOWN                                                           \
 	"unknown request (list, stats [DOMID/DEVID], log-level [LEVEL], " \
-	"resize [DOMID/DEVID], reload, limit DOMID/DEVID [IOPS BPS])"
+	"resize [DOMID/DEVID], reload, limit DOMID/DEVID [IOPS BPS], "    \
+	"snapshot DOMID/DEVID DEST)"
 
 /* The arguments of a known command, @ws->n - 1 of them, in range. */
 static int arguments(const struct words *ws, struct control_request *req,
@@ -125,9 +130,9 @@ static int arguments(const struct words *ws, struct control_request *req,
 
 	switch (req->op) {
 	case CONTROL_LOG_LEVEL:
+		/* Shorter than WORD_MAX: control_request_parse() checked. */
 		if (args)
-			snprintf(req->level, sizeof(req->level), "%s",
-				 ws->w[1]);
+			memcpy(req->level, ws->w[1], ws->len[1] + 1);
 		return 0;
 	case CONTROL_LIMIT:
 		if (args == 2)
@@ -143,6 +148,9 @@ static int arguments(const struct words *ws, struct control_request *req,
 	case CONTROL_STATS:
 	case CONTROL_RESIZE:
 		return args ? device(ws->w[1], req, why, why_len) : 0;
+	case CONTROL_SNAPSHOT:
+		memcpy(req->dest, ws->w[2], ws->len[2] + 1);
+		return device(ws->w[1], req, why, why_len);
 	case CONTROL_LIST:
 	case CONTROL_RELOAD:
 		break;
@@ -159,6 +167,11 @@ int control_request_parse(const char *line, size_t len,
 	*req = (struct control_request){ 0 };
 	if (split(line, len, &ws, why, why_len) < 0)
 		return -EINVAL;
+	/* Every word is short, but a snapshot's DEST. */
+	for (unsigned int i = 0; i < ws.n; i++)
+		if (ws.len[i] >= WORD_MAX &&
+		    !(i == 2 && strcmp(ws.w[0], "snapshot") == 0))
+			return refuse(why, why_len, "a word too long");
 	for (size_t i = 0; ws.n && i < sizeof(commands) / sizeof(commands[0]);
 	     i++) {
 		if (strcmp(ws.w[0], commands[i].name) != 0)

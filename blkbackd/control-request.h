@@ -14,6 +14,8 @@
  *   log-level [LEVEL]         LEVEL: a word of 1 to 31 bytes, checked by
  *                             the daemon against its option table
  *   limit DOMID/DEVID [IOPS BPS]
+ *   snapshot DOMID/DEVID DEST DEST: a word of 1 to CONTROL_DEST_MAX - 1
+ *                             bytes (every other word has at most 31)
  */
 #ifndef BLKBACKD_CONTROL_REQUEST_H
 #define BLKBACKD_CONTROL_REQUEST_H
@@ -22,8 +24,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A request line's bytes, its newline included: longer ones are refused. */
-#define CONTROL_REQUEST_MAX 128
+/* A snapshot's DEST (a path, or an RBD snapshot's name), its NUL included. */
+#define CONTROL_DEST_MAX 512
+/*
+ * A request line's bytes, its newline included: longer ones are refused.
+ * The longest request: "snapshot", a device, a DEST.
+ */
+#define CONTROL_REQUEST_MAX 576
 
 enum control_op {
 	CONTROL_LIST,
@@ -32,6 +39,7 @@ enum control_op {
 	CONTROL_RESIZE,
 	CONTROL_RELOAD,
 	CONTROL_LIMIT,
+	CONTROL_SNAPSHOT,
 };
 
 /* One limit of "limit D/V IOPS BPS": a number, or keep the one in force. */
@@ -47,6 +55,7 @@ struct control_request {
 	char level[32]; /* log-level: the one asked for; "" asks which */
 	bool set_limits; /* limit: iops and bps given */
 	struct control_limit_arg iops, bps;
+	char dest[CONTROL_DEST_MAX]; /* snapshot: where the copy goes */
 };
 
 /*

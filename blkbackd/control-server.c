@@ -32,6 +32,8 @@ struct client {
 	pid_t pid;
 	uid_t uid;
 	int64_t deadline_ms; /* for the request, then for the reply */
+	uint64_t serial; /* names it to control_server_answer() */
+	bool waiting; /* its reply comes later (control_server_answer()) */
 	size_t got; /* bytes of the request line so far */
 	char line[CONTROL_REQUEST_MAX];
 	char *reply; /* non-NULL: the reply is being written */
@@ -53,6 +55,7 @@ struct control_server {
 	gid_t gid; /* members may talk to the daemon; -1: none */
 	uid_t own_uid;
 	unsigned int nr_clients;
+	uint64_t next_serial;
 	struct client clients[CONTROL_MAX_CLIENTS];
 	struct log_gate refused, evicted;
 };
@@ -359,6 +362,7 @@ static void admit(struct control_server *s, int fd)
 	*c = (struct client){ .fd = fd,
 			      .pid = cred.pid,
 			      .uid = cred.uid,
+			      .serial = ++s->next_serial,
 			      .deadline_ms = now_ms() + CONTROL_REQUEST_MS };
 	if (watch(s->epoll_fd, fd, EPOLLIN, (uint32_t)(c - s->clients),
 		  EPOLL_CTL_ADD) < 0) {
@@ -403,9 +407,27 @@ static void respond(struct control_server *s, struct daemon *d,
 		    struct client *c, size_t len)
 {
 	/* A line ending "\r\n" is the same request. */
+	struct control_later later = {
+		.s = s,
+		.client = c->serial,
+		.privileged = c->uid == 0 || c->uid == s->own_uid,
+	};
+
 	if (len && c->line[len - 1] == '\r')
 		len--;
-	c->reply = control_reply(d, c->line, len, &c->reply_len);
+	c->reply = control_reply(d, c->line, len, &c->reply_len, &later);
+	/*
+	 * Nothing to read from it meanwhile; a hang-up (EPOLLHUP, always
+	 * reported) ends its wait.
+	 */
+	if (!c->reply && later.deferred) {
+		c->waiting = true;
+		c->deadline_ms = now_ms() + CONTROL_LATER_MS;
+		if (watch(s->epoll_fd, c->fd, 0, (uint32_t)(c - s->clients),
+			  EPOLL_CTL_MOD) < 0)
+			drop(s, c);
+		return;
+	}
 	if (!c->reply || watch(s->epoll_fd, c->fd, EPOLLOUT,
 			       (uint32_t)(c - s->clients), EPOLL_CTL_MOD) < 0) {
 		drop(s, c);
@@ -439,8 +461,8 @@ static void read_request(struct control_server *s, struct daemon *d,
 	if (nl) {
 		respond(s, d, c, (size_t)(nl - c->line));
 	} else if (c->got == sizeof(c->line)) {
-		_Static_assert(CONTROL_REQUEST_MAX == 128, "said below");
-		say(c->fd, "a request line is at most 127 bytes", true);
+		_Static_assert(CONTROL_REQUEST_MAX == 576, "said below");
+		say(c->fd, "a request line is at most 575 bytes", true);
 		drop(s, c);
 	}
 }
@@ -448,7 +470,12 @@ static void read_request(struct control_server *s, struct daemon *d,
 /* A client past its deadline: told if there is room, logged, closed. */
 static void expire(struct control_server *s, struct client *c)
 {
-	if (c->reply) {
+	if (c->waiting) {
+		say(c->fd, "no answer within the time allowed", false);
+		log_warn("control socket: pid %d (uid %u) got no answer "
+			 "within %d ms: closed",
+			 (int)c->pid, (unsigned int)c->uid, CONTROL_LATER_MS);
+	} else if (c->reply) {
 		log_warn("control socket: pid %d (uid %u) did not read its "
 			 "reply (%zu of %zu bytes taken) within %d ms: closed",
 			 (int)c->pid, (unsigned int)c->uid, c->sent,
@@ -480,7 +507,10 @@ void control_server_run(struct control_server *s, struct daemon *d)
 		/* Dropped earlier in this batch (its slot may be new). */
 		if (c->fd < 0)
 			continue;
-		if (c->reply)
+		/* It hung up before its answer came: nobody to tell. */
+		if (c->waiting)
+			drop(s, c);
+		else if (c->reply)
 			write_reply(s, c);
 		else
 			read_request(s, d, c);
@@ -489,6 +519,27 @@ void control_server_run(struct control_server *s, struct daemon *d)
 	for (unsigned int i = 0; s->nr_clients && i < CONTROL_MAX_CLIENTS; i++)
 		if (s->clients[i].fd >= 0 && s->clients[i].deadline_ms <= now)
 			expire(s, &s->clients[i]);
+}
+
+void control_server_answer(struct control_server *s, uint64_t client,
+			   char *reply, size_t len)
+{
+	for (unsigned int i = 0; reply && i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = &s->clients[i];
+
+		if (c->fd < 0 || !c->waiting || c->serial != client)
+			continue;
+		c->waiting = false;
+		c->reply = reply;
+		c->reply_len = len;
+		c->deadline_ms = now_ms() + CONTROL_REPLY_MS;
+		if (watch(s->epoll_fd, c->fd, EPOLLOUT, i, EPOLL_CTL_MOD) < 0)
+			drop(s, c);
+		else
+			write_reply(s, c);
+		return;
+	}
+	free(reply);
 }
 
 int control_server_timeout_ms(const struct control_server *s)

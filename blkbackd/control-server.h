@@ -15,7 +15,10 @@
  *
  * Bounds, per client: a request line of CONTROL_REQUEST_MAX bytes
  * (control-request.h), complete within CONTROL_REQUEST_MS of connecting;
- * its reply taken within CONTROL_REPLY_MS of being ready. A client that
+ * its reply taken within CONTROL_REPLY_MS of being ready. A request whose
+ * work runs off the main thread (a snapshot) is answered once that work
+ * ended (control_server_answer()), within CONTROL_LATER_MS; meanwhile the
+ * client is only watched for hanging up, which drops it. A client that
  * misses either is sent an error if the socket has room, logged, and
  * closed. At most CONTROL_MAX_CLIENTS clients at once: a new one past
  * that takes the slot of the client nearest its deadline, which is sent
@@ -34,11 +37,15 @@
 #ifndef BLKBACKD_CONTROL_SERVER_H
 #define BLKBACKD_CONTROL_SERVER_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define CONTROL_MAX_CLIENTS 32
 #define CONTROL_REQUEST_MS 1000
 #define CONTROL_REPLY_MS 5000
+/* How long a request answered later (a snapshot) may take. */
+#define CONTROL_LATER_MS (10 * 60 * 1000)
 
 struct daemon;
 struct control_server;
@@ -58,6 +65,14 @@ int control_server_fd(const struct control_server *s);
 /* Serve what is ready (new clients, requests, replies) and drop clients
  * past their deadlines; never waits. */
 void control_server_run(struct control_server *s, struct daemon *d);
+
+/*
+ * The reply (@len bytes, malloc()ed, taken) to the request of client
+ * @client, which control_reply() deferred (struct control_later): sent
+ * if that client still waits, else freed.
+ */
+void control_server_answer(struct control_server *s, uint64_t client,
+			   char *reply, size_t len);
 
 /* Milliseconds until the next client deadline, -1 with no client. */
 int control_server_timeout_ms(const struct control_server *s);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "blkbackd/control-request.h"
+#include "blkbackd/control-server.h"
 #include "blkbackd/control.h"
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
@@ -112,6 +113,8 @@ static void add_listing(const struct vbd_info *v, void *arg)
 	json_object_object_add(
 		o, "waiting_for",
 		v->waiting_for ? json_object_new_string(v->waiting_for) : NULL);
+	/* Its guest waits: a snapshot is under way. */
+	json_object_object_add(o, "paused", json_object_new_boolean(v->paused));
 	json_object_object_add(o, "queues", json_object_new_int(v->nr_queues));
 	if (v->connected) {
 		json_object_object_add(o, "abi",
@@ -223,6 +226,27 @@ static json_object *moves_of(const struct vbd_moves *m)
 	return o;
 }
 
+/* Its snapshots taken, failed and their guest's pauses. */
+static json_object *snapshots_of(const struct vbd_snapshots *n)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "taken", json_object_new_uint64(n->taken));
+	json_object_object_add(o, "failed", json_object_new_uint64(n->failed));
+	json_object_object_add(o, "paused_us",
+			       json_object_new_uint64(n->paused_ns / 1000));
+	/* Null before the first: no pause was measured. */
+	json_object_object_add(
+		o, "last_pause_us",
+		n->taken ? json_object_new_uint64(n->last_pause_ns / 1000)
+			 : NULL);
+	json_object_object_add(
+		o, "max_pause_us",
+		n->taken ? json_object_new_uint64(n->max_pause_ns / 1000)
+			 : NULL);
+	return o;
+}
+
 static void add_stats(const struct vbd_info *v, void *arg)
 {
 	struct device_query *q = arg;
@@ -244,6 +268,7 @@ static void add_stats(const struct vbd_info *v, void *arg)
 			       json_object_new_uint64(s->parked_no_buffers));
 	json_object_object_add(o, "merged", json_object_new_uint64(s->merged));
 	json_object_object_add(o, "moves", moves_of(&v->moves));
+	json_object_object_add(o, "snapshots", snapshots_of(&v->snapshots));
 	json_object_object_add(o, "in_flight",
 			       json_object_new_uint64(s->in_flight));
 	json_object_object_add(o, "queued", json_object_new_uint64(s->queued));
@@ -475,8 +500,114 @@ static json_object *report(struct daemon *d, const struct control_request *r)
 	return reply;
 }
 
-/* The reply to one request line. */
-static json_object *answer(struct daemon *d, const char *line, size_t len)
+static char *reply_text(json_object *reply, size_t *reply_len)
+{
+	size_t n;
+	const char *text = json_object_to_json_string_length(
+		reply, JSON_C_TO_STRING_PLAIN, &n);
+	char *out = malloc(n + 2);
+
+	if (out) {
+		memcpy(out, text, n);
+		out[n] = '\n';
+		out[n + 1] = '\0';
+		*reply_len = n + 1;
+	}
+	json_object_put(reply);
+	return out;
+}
+
+static json_object *ms(uint64_t from_ns, uint64_t to_ns)
+{
+	/* A step that did not come: not measured. */
+	if (!from_ns || !to_ns)
+		return NULL;
+	return json_object_new_double((double)(to_ns - from_ns) / 1e6);
+}
+
+static json_object *monotonic(const struct vbd_pause *p)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "stopped",
+			       json_object_new_uint64(p->stopped_ns));
+	json_object_object_add(o, "drained",
+			       json_object_new_uint64(p->drained_ns));
+	json_object_object_add(o, "copied",
+			       json_object_new_uint64(p->acted_ns));
+	json_object_object_add(o, "resumed",
+			       json_object_new_uint64(p->resumed_ns));
+	return o;
+}
+
+/* A snapshot ended: its answer goes to the client that asked for it. */
+static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
+{
+	struct control_later *later = arg;
+	const struct vbd_pause *p = &r->pause;
+	json_object *o;
+	char msg[768];
+	size_t len = 0;
+	char *text;
+
+	if (r->ret < 0) {
+		snprintf(msg, sizeof(msg), "%s: snapshot %s not taken: %s",
+			 r->name, r->dest, r->why);
+		o = error_reply(msg);
+	} else {
+		o = json_object_new_object();
+		json_object_object_add(o, "name",
+				       json_object_new_string(r->name));
+		json_object_object_add(o, "dest",
+				       json_object_new_string(r->dest));
+		json_object_object_add(o, "pause_ms",
+				       ms(p->stopped_ns, p->resumed_ns));
+		json_object_object_add(o, "draining_ms",
+				       ms(p->stopped_ns, p->drained_ns));
+		json_object_object_add(o, "copying_ms",
+				       ms(p->drained_ns, p->acted_ns));
+		json_object_object_add(o, "resuming_ms",
+				       ms(p->acted_ns, p->resumed_ns));
+		json_object_object_add(o, "monotonic_ns", monotonic(p));
+	}
+	text = reply_text(o, &len);
+	control_server_answer(later->s, later->client, text, len);
+	free(later);
+}
+
+/*
+ * "snapshot DOMID/DEVID DEST": answered once taken, or at once when it
+ * cannot begin; NULL when it began (@later->deferred).
+ */
+static json_object *snapshot(struct daemon *d, const struct control_request *r,
+			     struct control_later *later)
+{
+	struct control_later *mine;
+	char why[640];
+	int ret;
+
+	if (!later->privileged)
+		return error_reply("permission denied: a snapshot writes a "
+				   "file "
+				   "as the daemon, so only root (or the "
+				   "daemon's own user) may ask for one");
+	mine = malloc(sizeof(*mine));
+	if (!mine)
+		return error_reply("out of memory");
+	*mine = *later;
+	ret = vbd_snapshot(d, r->domid, r->devid, r->dest, snapshot_taken, mine,
+			   why, sizeof(why));
+	if (ret < 0) {
+		free(mine);
+		return error_reply(why);
+	}
+	later->deferred = true;
+	return NULL;
+}
+
+/* The reply to one request line; NULL: it comes later. */
+static json_object *answer(struct daemon *d, const char *line, size_t len,
+			   struct control_later *later)
 {
 	struct control_request r;
 	char why[192];
@@ -492,6 +623,8 @@ static json_object *answer(struct daemon *d, const char *line, size_t len)
 		return limit(d, &r);
 	case CONTROL_RESIZE:
 		return resize(d, &r);
+	case CONTROL_SNAPSHOT:
+		return snapshot(d, &r, later);
 	case CONTROL_LIST:
 	case CONTROL_STATS:
 		break;
@@ -500,20 +633,9 @@ static json_object *answer(struct daemon *d, const char *line, size_t len)
 }
 
 char *control_reply(struct daemon *d, const char *line, size_t len,
-		    size_t *reply_len)
+		    size_t *reply_len, struct control_later *later)
 {
-	json_object *reply = answer(d, line, len);
-	size_t n;
-	const char *text = json_object_to_json_string_length(
-		reply, JSON_C_TO_STRING_PLAIN, &n);
-	char *out = malloc(n + 2);
+	json_object *reply = answer(d, line, len, later);
 
-	if (out) {
-		memcpy(out, text, n);
-		out[n] = '\n';
-		out[n + 1] = '\0';
-		*reply_len = n + 1;
-	}
-	json_object_put(reply);
-	return out;
+	return reply ? reply_text(reply, reply_len) : NULL;
 }

@@ -17,6 +17,12 @@
  *   limit DOMID/DEVID [IOPS BPS]
  *                        set a disk's I/O limits (0: none, -: unchanged;
  *                        kept in its xenstore directory), answer them
+ *   snapshot DOMID/DEVID DEST
+ *                        a point-in-time copy of the disk at DEST (vbd.h,
+ *                        vbd_snapshot()), answered once taken: DEST and
+ *                        the guest's pause (pause_ms, of it draining_ms,
+ *                        copying_ms, resuming_ms, and its steps'
+ *                        CLOCK_MONOTONIC times in ns, monotonic_ns)
  *
  * DOMID and DEVID are numbers: blkbackctl turns names into them. An error
  * is {"error": "..."}, with "bad_request": true when the request itself
@@ -27,16 +33,34 @@
 #ifndef BLKBACKD_CONTROL_H
 #define BLKBACKD_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct daemon;
+struct control_server;
+
+/*
+ * The client that asked: where a reply that comes later goes
+ * (control_server_answer(@s, @client)), and whether it is root or the
+ * daemon's own user, who alone may have the daemon write files where they
+ * say (a snapshot: its content is a guest's, and a control-group member
+ * could otherwise plant it as root anywhere on the image's filesystem).
+ */
+struct control_later {
+	struct control_server *s;
+	uint64_t client;
+	bool privileged;
+	bool deferred; /* set by control_reply() */
+};
 
 /*
  * The answer to the request line @line (@len bytes, no newline): a JSON
  * document and a newline, @reply_len bytes, malloc()ed; NULL when out of
- * memory. Main thread only: it reads and changes the daemon's state.
+ * memory, or with @later->deferred set when it comes later, through
+ * @later. Main thread only: it reads and changes the daemon's state.
  */
 char *control_reply(struct daemon *d, const char *line, size_t len,
-		    size_t *reply_len);
+		    size_t *reply_len, struct control_later *later);
 
 #endif /* BLKBACKD_CONTROL_H */

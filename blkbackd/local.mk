@@ -21,6 +21,7 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/vbd-registry.c blkbackd/vbd-image.c blkbackd/vbd-rings.c \
 	blkbackd/vbd-watch.c blkbackd/vbd-limits.c blkbackd/vbd-stats.c \
 	blkbackd/vbd-xenstat.c \
+	blkbackd/vbd-quiesce.h blkbackd/vbd-quiesce.c blkbackd/vbd-snapshot.c \
 	blkbackd/opener.h blkbackd/opener.c
 blkbackd_blkbackd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
 blkbackd_blkbackd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \

@@ -291,6 +291,7 @@ struct timers {
 	int64_t next_connect; /* vbd_retry_connects(), while one waits */
 	int64_t next_balance; /* balance_run(), with two workers or more */
 	int64_t next_xenstat; /* vbd_xenstat_update_all(), while needed */
+	int64_t next_quiesce; /* vbd_rings_closed(), while a device pauses */
 	int64_t ping_ms; /* systemd's watchdog: 0 when it has none */
 	int64_t next_ping;
 };
@@ -358,6 +359,10 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 	if (vbd_xenstat_any())
 		run_due(d, vbd_xenstat_update_all, now, &t->next_xenstat,
 			VBD_XENSTAT_MS, &soonest);
+	/* A paused device's drain deadline (vbd-quiesce.h). */
+	if (vbd_quiesce_pending(d))
+		run_due(d, vbd_rings_closed, now, &t->next_quiesce,
+			VBD_QUIESCE_TICK_MS, &soonest);
 	if (t->ping_ms)
 		run_due(d, ping_watchdog, now, &t->next_ping, t->ping_ms,
 			&soonest);
@@ -582,7 +587,6 @@ static int run(struct daemon *d)
 		log_info("serving %s", d->be_root[i]);
 
 	ret = main_loop(d, sig_fd, ctl);
-	control_server_close(ctl);
 	sd_notify(0, "STOPPING=1");
 	if (ret > 0)
 		log_info("%s: answering in-flight I/O and stopping",
@@ -590,6 +594,8 @@ static int run(struct daemon *d)
 	else
 		log_err("main loop failed: %s", strerror(-ret));
 	vbd_release_all(d);
+	/* After: a snapshot that ends meanwhile answers its client. */
+	control_server_close(ctl);
 	stop_workers(d);
 	/* A thread still in a connect is left to the exit (opener.h). */
 	if (!opener_busy(d->opener)) {

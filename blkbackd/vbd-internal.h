@@ -49,6 +49,7 @@ struct vbd_queue {
 	/* As it was connected, to connect it again on another worker. */
 	struct blk_conn_params params;
 	struct worker *moving_to; /* vbd_move_ring() under way */
+	bool quiesced; /* stopped or held by vbd_quiesce() */
 	uint64_t move_start_ns; /* when it began, while moving_to is set */
 };
 
@@ -136,6 +137,9 @@ struct vbd {
 	struct blk_stats *moved;
 	/* Its rings' moves since it was attached, and their pauses in all. */
 	struct vbd_moves moves;
+	/* A vbd_quiesce() under way (vbd-quiesce.h), or NULL. */
+	struct vbd_quiesce *quiesce;
+	struct vbd_snapshots snapshots; /* vbd-snapshot.c's */
 	/*
 	 * Queues whose rings are still closing (vbd_disconnect_as()): the
 	 * device waits for them, and their counters are summed in @final.
@@ -255,6 +259,15 @@ int vbd_why(struct vbd_why *why, int err, const char *fmt, ...)
 
 /* The device's backend directory is gone (a rescan saw it): forget it. */
 void vbd_directory_gone(struct vbd *v);
+/*
+ * Queue @q's ring closed for good (@final: its counters, or NULL), as
+ * vbd_rings_closed() takes it: after the last, the device moves on (and
+ * may be freed). @v may be NULL (a device gone).
+ */
+void vbd_ring_ended(struct daemon *d, struct vbd *v, unsigned int q,
+		    const struct blk_stats *final);
+/* A ring of @v could not be connected again: the device fails, @why. */
+void vbd_ring_lost(struct vbd *v, const char *why);
 
 /* ---- the image (vbd-image.c) ---- */
 
@@ -346,6 +359,18 @@ bool vbd_queue_closed(struct vbd *v, unsigned int q,
  */
 int vbd_ring_moved(struct vbd *v, unsigned int q, const struct blk_stats *final,
 		   struct blk_handover *kept, struct vbd_why *why);
+/*
+ * Connect queue @q's ring again on its worker (v->queue[q].w) with a new
+ * backend and the mappings it kept (@kept, taken whatever happens), as
+ * after a move. 0 or -errno; on failure the ring is on no worker.
+ */
+int vbd_ring_reconnect(struct vbd *v, unsigned int q,
+		       struct blk_handover *kept);
+/* The same after a pause (vbd-quiesce.h), with the reason in @why. */
+int vbd_ring_resume(struct vbd *v, unsigned int q, struct blk_handover *kept,
+		    struct vbd_why *why);
+/* Keep a closed ring's counters: the disk's totals must not go back. */
+void vbd_keep_moved_stats(struct vbd *v, const struct blk_stats *final);
 /* Shutdown: close every ring and wait for the workers to have closed it. */
 void vbd_close_all_rings(struct daemon *d);
 

@@ -14,6 +14,7 @@
 
 #include "blkbackd/stats-log.h"
 #include "blkbackd/vbd-internal.h"
+#include "blkbackd/vbd-quiesce.h"
 #include "blkbackd/worker.h"
 #include "libblk/poll.h" /* blk_now_ns() */
 
@@ -64,6 +65,9 @@ void vbd_disconnect_as(struct vbd *v, enum blk_disconnect_mode mode)
 	for (unsigned int q = 0; q < n; q++) {
 		struct vbd_queue *vq = &v->queue[q];
 
+		/* Quiesced: closing already, or held (vbd_quiesce_cancel()). */
+		if (vq->quiesced)
+			continue;
 		/* A ring on its way to another worker is closing already. */
 		if (vq->moving_to) {
 			vq->moving_to = NULL;
@@ -73,6 +77,7 @@ void vbd_disconnect_as(struct vbd *v, enum blk_disconnect_mode mode)
 		if (worker_disconnect(vq->w, queue_cookie(v, q), mode) < 0)
 			vbd_queue_closed(v, q, NULL);
 	}
+	vbd_quiesce_cancel(v);
 }
 
 void vbd_disconnect(struct vbd *v)
@@ -246,7 +251,7 @@ int vbd_move_ring(struct daemon *d, uint64_t cookie, struct worker *to)
 	    !(v->image.caps & BLK_CAP_MOVE))
 		return -EBUSY;
 	vq = &v->queue[q];
-	if (vq->moving_to || vq->w == to)
+	if (vq->moving_to || vq->quiesced || vq->w == to)
 		return -EBUSY;
 	/*
 	 * As for a restart, what it has not started stays on the ring; but
@@ -273,8 +278,7 @@ bool vbd_rings_moving(const struct daemon *d)
 	return d->moving_rings > 0;
 }
 
-/* Keep a moved ring's counters: the disk's totals must not go back. */
-static void vbd_keep_moved_stats(struct vbd *v, const struct blk_stats *final)
+void vbd_keep_moved_stats(struct vbd *v, const struct blk_stats *final)
 {
 	if (!v->moved)
 		v->moved = calloc(1, sizeof(*v->moved));
@@ -283,6 +287,44 @@ static void vbd_keep_moved_stats(struct vbd *v, const struct blk_stats *final)
 	else
 		vbd_log(v, LOG_WARNING, 0,
 			"out of memory: its counters restart");
+}
+
+int vbd_ring_reconnect(struct vbd *v, unsigned int q, struct blk_handover *kept)
+{
+	struct vbd_queue *vq = &v->queue[q];
+	int ret;
+
+	blk_backend_destroy(vq->backend);
+	vq->backend = NULL;
+	ret = blk_image_new_backend(&v->image, &vq->backend);
+	if (ret < 0) {
+		blk_handover_release(kept);
+		return ret;
+	}
+	vq->params.backend = vq->backend;
+	vq->params.limits.sectors = vbd_capacity(v);
+	/* Taken by the connect, whatever it returns; used once. */
+	vq->params.handover = kept;
+	ret = worker_connect(vq->w, &vq->params);
+	vq->params.handover = NULL;
+	if (ret < 0) {
+		blk_backend_destroy(vq->backend);
+		vq->backend = NULL;
+	}
+	return ret;
+}
+
+int vbd_ring_resume(struct vbd *v, unsigned int q, struct blk_handover *kept,
+		    struct vbd_why *why)
+{
+	int ret = vbd_ring_reconnect(v, q, kept);
+
+	if (ret < 0)
+		return vbd_why(why, ret,
+			       "queue %u: cannot connect its ring again on "
+			       "worker %u after a pause: %s",
+			       q, worker_index(v->queue[q].w), strerror(-ret));
+	return 0;
 }
 
 /*
@@ -307,25 +349,9 @@ int vbd_ring_moved(struct vbd *v, unsigned int q, const struct blk_stats *final,
 	vq->moving_to = NULL;
 	v->d->moving_rings--;
 	vbd_keep_moved_stats(v, final);
-	blk_backend_destroy(vq->backend);
-	vq->backend = NULL;
 	/* Even on failure: vbd_disconnect() then finds it gone from there. */
 	vq->w = to;
-	ret = blk_image_new_backend(&v->image, &vq->backend);
-	if (ret == 0) {
-		vq->params.backend = vq->backend;
-		vq->params.limits.sectors = vbd_capacity(v);
-		/* Taken by the connect, whatever it returns; used once. */
-		vq->params.handover = kept;
-		ret = worker_connect(to, &vq->params);
-		vq->params.handover = NULL;
-		if (ret < 0) {
-			blk_backend_destroy(vq->backend);
-			vq->backend = NULL;
-		}
-	} else {
-		blk_handover_release(kept);
-	}
+	ret = vbd_ring_reconnect(v, q, kept);
 	/* The ring served nothing from its stop until it is connected again. */
 	pause_ns = blk_now_ns() - vq->move_start_ns;
 	v->moves.count++;

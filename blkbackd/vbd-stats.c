@@ -123,6 +123,8 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.readonly = vbd_image_open(v) && v->image.readonly,
 			.features = v->features,
 			.moves = v->moves,
+			.paused = v->quiesce != NULL,
+			.snapshots = v->snapshots,
 		};
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);

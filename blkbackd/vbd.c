@@ -16,6 +16,7 @@
 
 #include "blkbackd/host-errors.h"
 #include "blkbackd/vbd-internal.h"
+#include "blkbackd/vbd-quiesce.h"
 #include "blkbackd/worker.h"
 #include "libblk/xenbus.h"
 
@@ -616,9 +617,11 @@ static void vbd_ring_closed(void *arg, uint64_t cookie,
 	struct vbd *v = vbd_by_cookie(d, cookie);
 	unsigned int q = cookie & QUEUE_MASK;
 	struct vbd_why why;
-	unsigned int root;
-	uint32_t domid, devid;
 
+	if (v && q < v->nr_queues && v->queue[q].quiesced) {
+		vbd_quiesce_ring_closed(v, q, final, kept);
+		return;
+	}
 	if (v && q < v->nr_queues && v->queue[q].moving_to) {
 		if (vbd_ring_moved(v, q, final, kept, &why) < 0)
 			vbd_fail(v, "%s", why.msg);
@@ -626,6 +629,20 @@ static void vbd_ring_closed(void *arg, uint64_t cookie,
 	}
 	/* The move was called off: its device closes. */
 	blk_handover_release(kept);
+	vbd_ring_ended(d, v, q, final);
+}
+
+void vbd_ring_lost(struct vbd *v, const char *why)
+{
+	vbd_fail(v, "%s", why);
+}
+
+void vbd_ring_ended(struct daemon *d, struct vbd *v, unsigned int q,
+		    const struct blk_stats *final)
+{
+	unsigned int root;
+	uint32_t domid, devid;
+
 	if (!v || !vbd_queue_closed(v, q, final) || d->stopping)
 		return;
 	if (!v->forget) {
@@ -644,6 +661,8 @@ void vbd_rings_closed(struct daemon *d)
 {
 	for (unsigned int i = 0; i < d->nr_workers; i++)
 		worker_take_closed(d->workers[i], vbd_ring_closed, d);
+	/* A paused device's action signals its end on the same fd. */
+	vbd_quiesce_run(d);
 	if (!d->stopping)
 		vbd_reconcile_stale(d);
 }

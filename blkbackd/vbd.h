@@ -102,6 +102,14 @@ void vbd_xenstat_update_all(struct daemon *d);
 bool vbd_xenstat_any(void);
 #define VBD_XENSTAT_MS 1000
 
+/*
+ * Is a device paused (blkbackd/vbd-quiesce.h)? Then the main loop calls
+ * vbd_rings_closed() every VBD_QUIESCE_TICK_MS, which ends a pause whose
+ * guest's I/O does not drain in time.
+ */
+bool vbd_quiesce_pending(const struct daemon *d);
+#define VBD_QUIESCE_TICK_MS 50
+
 /* Re-read every image's size and publish the ones that changed. */
 void vbd_resize_all(struct daemon *d);
 /* The same for one device; -ENOENT when there is none. */
@@ -142,6 +150,48 @@ struct vbd_moves {
 	uint64_t draining_ns, releasing_ns;
 };
 
+/*
+ * A pause of a device's guest (blkbackd/vbd-quiesce.h), on CLOCK_MONOTONIC
+ * in ns; 0: that step did not come (yet).
+ */
+struct vbd_pause {
+	uint64_t stopped_ns; /* before its first ring was told to stop */
+	uint64_t drained_ns; /* every ring closed: nothing in flight */
+	uint64_t acted_ns; /* the action (the copy) returned */
+	uint64_t resumed_ns; /* its last ring was connected again */
+};
+
+/* A device's snapshots since it was attached (vbd-snapshot.c). */
+struct vbd_snapshots {
+	uint64_t taken, failed;
+	/* The pauses of those taken (from stop to resume): all, last, most. */
+	uint64_t paused_ns, last_pause_ns, max_pause_ns;
+};
+
+/* What a snapshot did, for its requester. */
+struct vbd_snapshot_result {
+	int ret; /* 0, or -errno */
+	const char *why; /* "" on success */
+	const char *name; /* "vbd 5/51712 (xvda)" */
+	const char *dest;
+	struct vbd_pause pause;
+};
+
+/* A snapshot ended; main thread. */
+typedef void vbd_snapshot_fn(void *arg, const struct vbd_snapshot_result *r);
+
+/*
+ * A crash-consistent copy of the disk of @domid/@devid as it is now, at
+ * @dest (a file's new path, an RBD snapshot's name): its guest is paused
+ * (vbd-quiesce.h), the image copied (blk_image_snapshot()), the guest
+ * resumed. 0: @done is called once it ended (successful or not); else
+ * -errno with why in @why (no such device, not connected, paused
+ * already, an NBD disk) and @done is not called. Main thread.
+ */
+int vbd_snapshot(struct daemon *d, uint32_t domid, uint32_t devid,
+		 const char *dest, vbd_snapshot_fn *done, void *arg, char *why,
+		 size_t why_len);
+
 /* One device as the control socket shows it (blkbackctl list/stats). */
 struct vbd_info {
 	uint32_t domid;
@@ -167,6 +217,8 @@ struct vbd_info {
 	unsigned int nr_host_errors;
 	struct blk_throttle_info throttle; /* its I/O limits, time held */
 	struct vbd_moves moves;
+	bool paused; /* quiesced now (a snapshot under way) */
+	struct vbd_snapshots snapshots;
 	/* An NBD image's connections (libblk/backend-nbd.h); 0 otherwise. */
 	bool nbd;
 	struct blk_nbd_link_counts nbd_link;

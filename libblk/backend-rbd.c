@@ -63,7 +63,9 @@
 	X(rbd_aio_readv) \
 	X(rbd_aio_writev) \
 	X(rbd_aio_flush) \
-	X(rbd_aio_discard)
+	X(rbd_aio_discard) \
+	X(rbd_flush) \
+	X(rbd_snap_create)
 /* clang-format on */
 
 #define LIBRBD_SONAME "librbd.so.1"
@@ -318,6 +320,13 @@ bool blk_rbd_single_writer(const struct blk_rbd *r)
 int blk_rbd_size(struct blk_rbd *r, uint64_t *size)
 {
 	return lib.rbd_get_size(r->image, size);
+}
+
+int blk_rbd_snapshot(struct blk_rbd *r, const char *name)
+{
+	int ret = lib.rbd_flush(r->image);
+
+	return ret < 0 ? ret : lib.rbd_snap_create(r->image, name);
 }
 
 void blk_rbd_close(struct blk_rbd *r)

@@ -79,6 +79,13 @@ int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
 bool blk_rbd_single_writer(const struct blk_rbd *r);
 /* The image's size now (it follows `rbd resize`). */
 int blk_rbd_size(struct blk_rbd *r, uint64_t *size);
+/*
+ * Flush what librbd holds of @r and take the image's snapshot @name
+ * (rbd_snap_create()): 0 or -errno (-EEXIST: a snapshot of that name
+ * exists). Blocking: not on a worker. Any thread, while nothing is in
+ * flight on @r that the snapshot must hold (blkbackd quiesces the disk).
+ */
+int blk_rbd_snapshot(struct blk_rbd *r, const char *name);
 /* After every backend on @r has been destroyed. */
 void blk_rbd_close(struct blk_rbd *r);
 

@@ -140,6 +140,28 @@ int blk_image_new_backend(struct blk_image *img, struct blk_backend **out);
 void blk_image_set_nbd_reconnect(struct blk_image *img, unsigned int timeout_ms,
 				 blk_nbd_log_fn *log, void *log_arg);
 
+/*
+ * A point-in-time copy of @img, as its blocks are now, under @dest:
+ *
+ *   a file     its data flushed (fdatasync()), then a new file @dest (an
+ *              absolute path, created O_EXCL with the image's mode, on the
+ *              image's filesystem) sharing all its blocks (FICLONE), so
+ *              that the copy costs no data and no time in the image's
+ *              size; -EXDEV for another filesystem, -EOPNOTSUPP for a
+ *              filesystem that cannot share blocks (@why names it)
+ *   RBD        its writes flushed, then its snapshot named @dest
+ *   otherwise  -EOPNOTSUPP: a block device, an NBD export (the server
+ *              owns the image) and the null image cannot be copied here
+ *
+ * 0 or -errno, with what failed and what to do about it in @why. A @dest
+ * made and not finished is removed. Blocking for as long as the
+ * filesystem or the cluster takes: never on a worker nor the daemon's
+ * main thread. Any thread; whoever writes the image must be stopped
+ * meanwhile (blkbackd/vbd-quiesce.h), or the copy is of no one instant.
+ */
+int blk_image_snapshot(struct blk_image *img, const char *dest, char *why,
+		       size_t why_len);
+
 /* Close @img, removing the owner it named on an image file. */
 void blk_image_close(struct blk_image *img);
 

@@ -4,7 +4,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/blkif_abi.h \
 	libblk/request.h libblk/request.c \
 	libblk/ring.h libblk/ring.c \
-	libblk/image.h libblk/image.c \
+	libblk/image.h libblk/image.c libblk/image-snapshot.c \
 	libblk/grant_copy.h libblk/grant_copy.c \
 	libblk/bounce.h libblk/bounce.c libblk/budget.h \
 	libblk/fixed.h libblk/fixed.c \

@@ -43,6 +43,9 @@ usage_error resize 1/
 usage_error limit
 usage_error limit 1:xvda
 usage_error limit 1/xvda --bw 5X
+usage_error snapshot 1/xvda
+usage_error snapshot 1/xvda "/srv/a b.img"
+usage_error snapshot 1/xvda "/$(printf '%0600d' 0)"
 usage_error list 1/xvda
 usage_error frobnicate
 usage_error --json --textfile "$WORK/m.prom" metrics

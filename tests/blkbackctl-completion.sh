@@ -37,7 +37,7 @@ expect() {
 	[ "$got" = "$want" ] || fail_later "blkbackctl $* <Tab>: '$got', wanted '$want'"
 }
 
-expect "attach detach limit list log-level metrics reload resize stats top " ""
+expect "attach detach limit list log-level metrics reload resize snapshot stats top " ""
 expect "limit list log-level " l
 expect "reload resize " re
 expect "--json " --j
@@ -46,6 +46,7 @@ expect "debug err info notice warning " log-level ""
 expect "1/51712 7/51728 " --socket "$SOCKET" stats ""
 expect "1/51712 7/51728 " --socket "$SOCKET" resize ""
 expect "1/51712 7/51728 " --socket "$SOCKET" limit --iops 5 ""
+expect "1/51712 7/51728 " --socket "$SOCKET" snapshot ""
 expect "1 7 " --socket "$SOCKET" detach ""
 expect "51728 " --socket "$SOCKET" detach 7 ""
 expect "51728 " --socket "$SOCKET" detach "$(xs_read /local/domain/7/name)" ""

@@ -2,7 +2,7 @@
 # A control client that sends its request one byte every 0.8 s. The daemon
 # gives a request line 1 s: the client is answered an error and closed,
 # and meanwhile every other client, guest and signal is served at once.
-# A line longer than 127 bytes is refused as a bad request.
+# A line longer than 575 bytes is refused as a bad request.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-control.sh"
 requires python3
@@ -18,10 +18,10 @@ grep -q "^dropped after [0-9]* bytes: .*no complete request line" \
 	fail_later "the slow client was not dropped: $(cat "$WORK/slow.out")"
 grep -q "sent no complete request within 1000 ms" "$WORK/blkbackd.log" ||
 	fail_later "no log line names the slow client"
-long=$(printf '%0200d' 0)
+long=$(printf '%0600d' 0)
 $CLIENT ask "$SOCK" "stats $long" >"$WORK/long.out" 2>&1
-grep -q '"error":"a request line is at most 127 bytes","bad_request":true' \
+grep -q '"error":"a request line is at most 575 bytes","bad_request":true' \
 	"$WORK/long.out" ||
-	fail_later "a 206-byte request line: $(cat "$WORK/long.out")"
+	fail_later "a 606-byte request line: $(cat "$WORK/long.out")"
 control_verdict
 finish "a client sending a byte every 0.8 s was dropped; $VERDICT"

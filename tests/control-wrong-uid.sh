@@ -5,7 +5,8 @@
 # nobody is refused by its credentials, cannot change the log level, and
 # the log names its uid and pid, while guests run verified I/O. With
 # control-group = users the socket is 0660 with that group, and nobody in
-# that group is answered while nobody outside it is still refused.
+# that group is answered while nobody outside it is still refused; a
+# member may not have the daemon write a snapshot.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-control.sh"
 requires python3 setpriv
@@ -57,6 +58,12 @@ mode=$(stat -c '%a %G' "$SOCK")
 $MEMBER ask "$SOCK" log-level >"$WORK/member.out" 2>&1
 grep -q '"log_level":"debug"' "$WORK/member.out" ||
 	fail_later "a member of control-group was not answered:" \
+		"$(cat "$WORK/member.out")"
+# A snapshot writes a file as the daemon, of a guest's content: root's.
+$MEMBER ask "$SOCK" "snapshot 1/51712 /tmp/planted" >"$WORK/member.out" 2>&1
+grep -q '"error":"permission denied: a snapshot writes a file as the daemon' \
+	"$WORK/member.out" ||
+	fail_later "a member of control-group may take a snapshot:" \
 		"$(cat "$WORK/member.out")"
 assert_refused "control-group = users"
 stop_daemon

@@ -23,3 +23,17 @@ nbd_server() {
 
 # uri NAME: the URI of nbd_server NAME's export.
 uri() { echo "nbd+unix:///?socket=$WORK/$1.sock"; }
+
+# nbdkit_pause SOCKET p|r: pause or resume an export behind nbdkit's pause
+# filter (pause-control=SOCKET); true once nbdkit echoed the command in
+# upper case, as it does when it took effect.
+nbdkit_pause() {
+	python3 - "$1" "$2" >/dev/null 2>&1 <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode())
+sys.exit(s.recv(1) != sys.argv[2].upper().encode())
+PY
+}

@@ -84,7 +84,9 @@ package_of() {
 	xenstore-*) echo xenstore-utils ;;
 	python3) echo python3 ;;
 	cmp | diff) echo diffutils ;;
-	losetup | blockdev) echo util-linux ;;
+	losetup | blockdev | mount | umount) echo util-linux ;;
+	mkfs.xfs) echo xfsprogs ;;
+	mkfs.ext4) echo e2fsprogs ;;
 	gdb) echo gdb ;;
 	nbdkit) echo nbdkit ;;
 	qemu-img) echo qemu-utils ;;

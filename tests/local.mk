@@ -50,10 +50,10 @@ VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
 	tests/vbd-rig.c tests/vbd-rig.h \
 	blkbackd/vbd.c blkbackd/vbd-registry.c blkbackd/vbd-image.c \
 	blkbackd/vbd-rings.c blkbackd/vbd-watch.c blkbackd/vbd-limits.c \
-	blkbackd/vbd-stats.c blkbackd/vbd-xenstat.c blkbackd/opener.c \
-	blkbackd/host-errors.c blkbackd/stats-log.c blkbackd/limits.c \
-	blkbackd/log.c blkbackd/options.c blkbackd/config-file.c \
-	blkbackd/config-read.c
+	blkbackd/vbd-stats.c blkbackd/vbd-xenstat.c blkbackd/vbd-quiesce.c \
+	blkbackd/vbd-quiesce.h blkbackd/opener.c blkbackd/host-errors.c \
+	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
+	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c
 tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h $(VBD_UNIT_SOURCES)
 tests_test_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
@@ -180,10 +180,14 @@ INTEGRATION_TESTS = \
 	tests/store-away-nbd-attach.sh \
 	tests/store-away-nbd-restart.sh \
 	tests/store-away-nbd-queue.sh \
-	tests/store-away-ceph.sh
+	tests/store-away-ceph.sh \
+	tests/vbd-snapshot.sh \
+	tests/vbd-snapshot-refusals.sh \
+	tests/snapshot-pause.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-control.sh tests/control-client.py \
+	tests/lib-snapshot.sh tests/snapshot-check.py \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
 

@@ -8,6 +8,7 @@
 # Closed. And a daemon stopped while a ring waits so finishes that ring
 # before it exits (a pause for its guest).
 . "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib-nbd.sh"
 xensim_setup
 requires nbdkit python3
 start_daemon
@@ -32,16 +33,9 @@ until [ -S "$WORK/slow.sock" ] && [ -S "$WORK/pause.sock" ]; do
 	sleep 0.1
 done
 
-# store p|r: pause or resume the export; nbdkit echoes the command in
-# upper case once it took effect.
+# store p|r: pause or resume the export.
 store() {
-	python3 - "$WORK/pause.sock" "$1" <<'EOF' || fail "nbdkit did not $1"
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode())
-sys.exit(s.recv(1) != sys.argv[2].upper().encode())
-EOF
+	nbdkit_pause "$WORK/pause.sock" "$1" || fail "nbdkit did not $1"
 }
 
 # in_flight DOMID: requests the daemon took off that guest's ring and has

@@ -9,11 +9,15 @@
 # ends in one host, the receiving device taking the image (and its
 # exclusive lock) only once the sending one has let it go; and between two
 # hosts (two daemons), where the receiving one knows the lock's holder
-# only by the owner it wrote in the image.
+# only by the owner it wrote in the image. And `blkbackctl snapshot` of a
+# running RBD disk: an RBD snapshot under the guest's pause, holding
+# exactly the writes answered before it (tests/snapshot-check.py), read
+# back as another guest's disk.
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
 . "$top_srcdir/tests/lib-ceph.sh"
 . "$top_srcdir/tests/lib-migrate.sh"
+. "$top_srcdir/tests/lib-snapshot.sh"
 ceph_start
 # A ring's bounce buffers must hold one request of 4096 segments (16 MiB).
 start_daemon --max-indirect-segments 4096 --ring-buffer-mib 16
@@ -116,5 +120,35 @@ between_hosts 10 11 12 "$(target far)" "another client holds its exclusive lock"
 owners=$(rbd_cmd lock ls rbd/far 2>/dev/null | grep -c "auto ")
 [ "$owners" = 1 ] || fail "rbd lock ls shows $owners lockers, not one"
 other_host_alive
+
+note "blkbackctl snapshot: an RBD snapshot of a running disk"
+CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
+rbd_cmd create --size "$size" rbd/live || fail "rbd create failed"
+guest 13 "$size"
+attach 13 xvda "$(target live)"
+numbered_start 13
+sleep 0.5
+snapshot 13/xvda @before "$WORK/rbd-snap.json" ||
+	fail "RBD snapshot: $(cat "$WORK/rbd-snap.json.err")"
+snapshot 13/xvda @before "$WORK/again.json" &&
+	fail "a second RBD snapshot of the same name was taken"
+grep -q "one of that name exists" "$WORK/again.json.err" ||
+	fail "the same name again: $(cat "$WORK/again.json.err")"
+snapshot 13/xvda "$WORK/live.img" "$WORK/path.json" &&
+	fail "a file path was taken for an RBD disk's snapshot"
+grep -q "give @NAME" "$WORK/path.json.err" ||
+	fail "a path for RBD: $(cat "$WORK/path.json.err")"
+numbered_stop
+rbd_cmd snap ls rbd/live | grep -q " before " ||
+	fail "rbd snap ls: $(rbd_cmd snap ls rbd/live 2>&1)"
+guest 14 "$size"
+attach 14 xvdb "rbd:rbd/live@before:conf=$CEPH_CONF" --mode r
+blkfront 14 --vdev xvdb --check numbered-read >/dev/null
+python3 "$top_srcdir/tests/snapshot-check.py" "$WORK/front-13.out" \
+	"$WORK/rbd-snap.json" "$WORK/front-14.out" >"$WORK/rbd-check.out" ||
+	fail "the RBD snapshot: $(cat "$WORK/rbd-check.out")"
+note "RBD snapshot (paused $(pause_ms "$WORK/rbd-snap.json") ms): $(cat "$WORK/rbd-check.out")"
+detach 14 xvdb
+detach 13
 assert_daemon_alive
 exit 0

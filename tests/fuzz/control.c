@@ -121,8 +121,10 @@ static bool model(const char *line, size_t len, struct control_request *r)
 	}
 	if (n == 0 || n > 4)
 		return false;
+	/* Every word is short, but a snapshot's DEST (a path). */
 	for (size_t k = 0; k < n; k++)
-		if (w[k].len > 31)
+		if (w[k].len > 31 && !(k == 2 && word_is(w[0], "snapshot") &&
+				       w[k].len < CONTROL_DEST_MAX))
 			return false;
 	if (word_is(w[0], "list") || word_is(w[0], "reload")) {
 		r->op = word_is(w[0], "list") ? CONTROL_LIST : CONTROL_RELOAD;
@@ -137,6 +139,12 @@ static bool model(const char *line, size_t len, struct control_request *r)
 		if (n == 2)
 			memcpy(r->level, w[1].p, w[1].len);
 		return n <= 2;
+	}
+	if (word_is(w[0], "snapshot")) {
+		r->op = CONTROL_SNAPSHOT;
+		if (n == 3)
+			memcpy(r->dest, w[2].p, w[2].len);
+		return n == 3 && model_device(w[1], r);
 	}
 	if (word_is(w[0], "limit")) {
 		r->op = CONTROL_LIMIT;
@@ -162,13 +170,15 @@ static bool same(const struct control_request *a,
 	return a->op == b->op && a->one == b->one && a->domid == b->domid &&
 	       a->devid == b->devid && strcmp(a->level, b->level) == 0 &&
 	       a->set_limits == b->set_limits &&
-	       limit_same(&a->iops, &b->iops) && limit_same(&a->bps, &b->bps);
+	       limit_same(&a->iops, &b->iops) && limit_same(&a->bps, &b->bps) &&
+	       strcmp(a->dest, b->dest) == 0;
 }
 
 static const char *const op_names[] = {
 	[CONTROL_LIST] = "list",	   [CONTROL_STATS] = "stats",
 	[CONTROL_LOG_LEVEL] = "log-level", [CONTROL_RESIZE] = "resize",
 	[CONTROL_RELOAD] = "reload",	   [CONTROL_LIMIT] = "limit",
+	[CONTROL_SNAPSHOT] = "snapshot",
 };
 
 static void limit_text(const struct control_limit_arg *a, char *buf, size_t len)
@@ -190,6 +200,8 @@ static size_t canonical(const struct control_request *r, char *buf, size_t len)
 			      r->domid, r->devid);
 	if (r->level[0])
 		n += snprintf(buf + n, len - (size_t)n, " %s", r->level);
+	if (r->dest[0])
+		n += snprintf(buf + n, len - (size_t)n, " %s", r->dest);
 	if (r->set_limits) {
 		limit_text(&r->iops, iops, sizeof(iops));
 		limit_text(&r->bps, bps, sizeof(bps));

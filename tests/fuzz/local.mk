@@ -152,7 +152,7 @@ FUZZ_VBD = $(srcdir)/tests/fuzz/vbd.c $(srcdir)/tests/fuzz/xs-store.c \
 	$(srcdir)/blkbackd/vbd-image.c $(srcdir)/blkbackd/vbd-rings.c \
 	$(srcdir)/blkbackd/vbd-watch.c $(srcdir)/blkbackd/vbd-limits.c \
 	$(srcdir)/blkbackd/vbd-stats.c $(srcdir)/blkbackd/vbd-xenstat.c \
-	$(srcdir)/blkbackd/opener.c \
+	$(srcdir)/blkbackd/vbd-quiesce.c $(srcdir)/blkbackd/opener.c \
 	$(srcdir)/blkbackd/host-errors.c $(srcdir)/blkbackd/stats-log.c \
 	$(srcdir)/blkbackd/limits.c $(srcdir)/blkbackd/log.c \
 	$(srcdir)/blkbackd/options.c $(srcdir)/blkbackd/config-file.c \
@@ -160,7 +160,8 @@ FUZZ_VBD = $(srcdir)/tests/fuzz/vbd.c $(srcdir)/tests/fuzz/xs-store.c \
 tests/fuzz/fuzz-vbd: $(FUZZ_VBD) $(FUZZ_LIBBLK) \
 		$(srcdir)/tests/fuzz/xs-store.h $(srcdir)/tests/fake-worker.h \
 		$(srcdir)/tests/vbd-rig.h $(srcdir)/blkbackd/vbd-internal.h \
-		$(srcdir)/blkbackd/vbd.h $(FUZZ_DEPS)
+		$(srcdir)/blkbackd/vbd.h $(srcdir)/blkbackd/vbd-quiesce.h \
+		$(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_LINK) -pthread $(BLKBACKD_CONFIG_CPPFLAGS) \
 		$(XENSTORE_CFLAGS) $(XENGNTTAB_CFLAGS) $(XENEVTCHN_CFLAGS) \

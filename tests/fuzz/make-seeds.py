@@ -358,6 +358,12 @@ def control_seeds():
     w("why-len-1", b"nonsense", why=0)
     w("why-len-8", b"stats x", why=7)
     w("127-bytes", b"stats " + b"1" * 121)
+    w("snapshot", b"snapshot 5/51712 /srv/xen/snap.img")
+    w("snapshot-rbd-name", b"snapshot 5/51712 before-upgrade")
+    w("snapshot-no-dest", b"snapshot 5/51712")
+    w("snapshot-dest-511", b"snapshot 5/51712 /" + b"d" * 510)
+    w("snapshot-dest-512", b"snapshot 5/51712 /" + b"d" * 511)
+    w("snapshot-long-device", b"snapshot " + b"1" * 40 + b" /a")
 
 
 # ---- config: blkbackd.conf's bytes (tests/fuzz/config.c)

@@ -29,6 +29,7 @@
 #include "tools/blkbackctl/metrics.h"
 #include "tools/blkbackctl/show.h"
 #include "tools/blkbackctl/top.h"
+#include "tools/blkbackctl/snapshot.h"
 
 #define REPLY_MAX (16u << 20)
 /* How long a scraper may take to send its request (metrics --http). */
@@ -545,6 +546,35 @@ static int run_limit(struct cli *c, char **args)
 			      c->bw[0] ? c->bw_unit : -1);
 }
 
+static void show_snapshot_taken(json_object *reply, int arg)
+{
+	(void)arg;
+	show_snapshot(reply);
+}
+
+/* snapshot DISK DEST: answered once taken (or refused). */
+static int run_snapshot(struct cli *c, char **args)
+{
+	struct disk_ref ref;
+	char dest[512], request[576];
+	int ret = disk_of(c, args[0], &ref);
+
+	if (ret)
+		return ret;
+	ret = snapshot_dest(args[1], dest, sizeof(dest));
+	if (ret < 0)
+		return usage_error(c->cmd, "snapshot: '%s': %s", args[1],
+				   ret == -EINVAL ? "no blanks or control "
+						    "characters "
+						    "in DEST"
+						  : "DEST is at most 511 "
+						    "bytes, made "
+						    "absolute");
+	snprintf(request, sizeof(request), "snapshot %u/%u %s", ref.domid,
+		 ref.devid, dest);
+	return simple_command(c, request, show_snapshot_taken, 0);
+}
+
 /*
  * The domain and vdev of attach and detach: "DOMAIN VDEV" as xl
  * block-detach takes them (@vdev: the one typed after), or one DISK
@@ -631,6 +661,10 @@ static const struct command commands[] = {
 	  "each disk's requests and bytes per second,\nlatency, in flight and "
 	  "limits, every S\nseconds (2), N times (-b: as text lines)",
 	  run_top },
+	{ "snapshot", 2, 2, "snapshot DISK DEST",
+	  "a crash-consistent copy of a running disk:\nDEST a new file "
+	  "beside a file image\n(reflink), @NAME an RBD snapshot",
+	  run_snapshot },
 };
 static const size_t nr_commands = sizeof(commands) / sizeof(commands[0]);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tools/blkbackctl/show.h"
+#include "tools/blkbackctl/snapshot.h"
 #include "tools/blkbackctl/table.h"
 
 #define UNITS "KMGT"
@@ -322,6 +323,7 @@ int show_stats(json_object *devices)
 		       num(d, "merged"), num(d, "in_flight"));
 		show_grants(d);
 		print_moves(d);
+		show_snapshots(d);
 		print_host_errors(d);
 		if (json_object_object_get_ex(d, "limit", &limit)) {
 			printf("  ");

@@ -122,6 +122,7 @@ tools_xensim_libxensim_guest_la_SOURCES = \
 	tools/xensim/workload.c tools/xensim/workload-checks.c \
 	tools/xensim/workload-facts.c \
 	tools/xensim/workload-attacks.c tools/xensim/workload-check.h \
+	tools/xensim/workload-numbered.c \
 	tools/xensim/workload.h
 tools_xensim_libxensim_guest_la_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
 tools_xensim_libxensim_guest_la_LIBADD = -lpthread \

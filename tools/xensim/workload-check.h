@@ -98,5 +98,7 @@ int check_report_flush(struct check *c, const char *kase);
 typedef int (*check_fn)(struct check *c);
 /* The attack called @name (workload-attacks.c), or NULL. */
 check_fn check_attack_find(const char *name);
+/* The numbered writes or reads called @name (workload-numbered.c), or NULL. */
+check_fn check_numbered_find(const char *name);
 
 #endif /* XENSIM_WORKLOAD_CHECK_H */

@@ -1024,7 +1024,8 @@ const char *workload_check_names(void)
 {
 	return "past-end partial-segments full-11-segments flush flush-pause "
 	       "bad-requests indirect flush-data barrier discard "
-	       "discard-unsupported readonly resize bad-indirect null";
+	       "discard-unsupported readonly resize bad-indirect null "
+	       "numbered-writes numbered-read";
 }
 
 int workload_check(struct frontend *fe, const char *name, uint64_t seed,
@@ -1038,6 +1039,8 @@ int workload_check(struct frontend *fe, const char *name, uint64_t seed,
 	}
 	if (check_attack_find(name))
 		return check_attack_find(name)(&c);
+	if (check_numbered_find(name))
+		return check_numbered_find(name)(&c);
 	snprintf(why, why_len, "unknown check %s (known: %s %s)", name,
 		 workload_check_names(), workload_attack_names());
 	return -EINVAL;
