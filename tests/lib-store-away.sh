@@ -69,12 +69,7 @@ while True:
 ' "$1" 3>&- &
 	SILENT_PID=$!
 	track_pid $SILENT_PID
-	ss_n=50
-	until [ -S "$1" ]; do
-		ss_n=$((ss_n - 1))
-		[ "$ss_n" -gt 0 ] || fail "the silent server did not start"
-		sleep 0.1
-	done
+	wait_socket "$1" "the silent server"
 }
 
 # assert_waits_for_store DOMID TARGET REGEX SECONDS: within SECONDS the

@@ -440,6 +440,17 @@ wait_file_line() {
 	return 1
 }
 
+# wait_socket PATH WHAT: a server the test started has made its socket
+# PATH within 5 s, or the test fails saying WHAT did not start.
+wait_socket() {
+	ws_n=50
+	until [ -S "$1" ]; do
+		ws_n=$((ws_n - 1))
+		[ "$ws_n" -gt 0 ] || fail "$2 did not start"
+		sleep 0.1
+	done
+}
+
 # json FILE EXPRESSION: EXPRESSION (Python, over the JSON as d) printed.
 json() { # FILE PYTHON-EXPRESSION-OVER-d: prints the value
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"

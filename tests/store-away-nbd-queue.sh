@@ -52,12 +52,7 @@ while True:
     threading.Thread(target=serve, args=(c, n), daemon=True).start()
 ' "$1" "$2" "$3" 3>&- &
 	track_pid $!
-	sp_n=50
-	until [ -S "$1" ]; do
-		sp_n=$((sp_n - 1))
-		[ "$sp_n" -gt 0 ] || fail "the proxy did not start"
-		sleep 0.1
-	done
+	wait_socket "$1" "the proxy"
 }
 
 start_daemon

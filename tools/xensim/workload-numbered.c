@@ -158,7 +158,7 @@ static int take_answer(struct check *c, struct slot *slots)
 			continue;
 		fprintf(c->out,
 			"A %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %"
-									 "s\n",
+			"s\n",
 			s->seq, s->block, s->sent_ns, acked,
 			check_status_name(rsp.status, status));
 		s->busy = false;
