@@ -67,43 +67,19 @@
 	X(nbd_aio_disconnect)
 /* clang-format on */
 
-#define LIBNBD_SONAME "libnbd.so.0"
-
 static struct {
 #define LIBNBD_SLOT(f) __typeof__(f) *f;
 	LIBNBD_FUNCTIONS(LIBNBD_SLOT)
 #undef LIBNBD_SLOT
 } lib;
-static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
-static int lib_error;
-static char lib_why[256];
-
-static void load_libnbd(void)
-{
-	void *h = blk_dynlib_open(LIBNBD_SONAME, "libnbd0", lib_why,
-				  sizeof(lib_why));
-
-	if (!h) {
-		lib_error = -ENOENT;
-		return;
-	}
-#define LIBNBD_RESOLVE(f)                                            \
-	if (!lib_error)                                              \
-		lib_error = blk_dynlib_sym(h, LIBNBD_SONAME, #f,     \
-					   (void **)&lib.f, lib_why, \
-					   sizeof(lib_why));
-	LIBNBD_FUNCTIONS(LIBNBD_RESOLVE)
-#undef LIBNBD_RESOLVE
-}
-
-/* libnbd is there to use; otherwise -errno and why. */
-static int libnbd_ready(char *why, size_t why_len)
-{
-	pthread_once(&lib_once, load_libnbd);
-	if (lib_error)
-		snprintf(why, why_len, "NBD disks need libnbd: %s", lib_why);
-	return lib_error;
-}
+#define LIBNBD_NAME(f) #f,
+static const char *const lib_names[] = { LIBNBD_FUNCTIONS(LIBNBD_NAME) };
+#undef LIBNBD_NAME
+_Static_assert(sizeof(lib) == sizeof(lib_names) / sizeof(lib_names[0]) *
+				      sizeof(void *),
+	       "lib is read as one void * slot a name");
+static struct blk_dynlib libnbd = BLK_DYNLIB(
+	"libnbd.so.0", "libnbd0", "NBD disks need libnbd", lib_names, &lib);
 
 /*
  * The engine's watches. WAKE is a kick (fd -1: the next pass) when
@@ -277,7 +253,7 @@ int blk_nbd_connect(const char *uri, bool readonly, struct nbd_handle **out,
 		    struct blk_nbd_export *exp, char *why, size_t why_len)
 {
 	struct nbd_handle *h;
-	int ret = libnbd_ready(why, why_len);
+	int ret = blk_dynlib_ready(&libnbd, why, why_len);
 
 	if (ret < 0)
 		return ret;

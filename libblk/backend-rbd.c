@@ -68,43 +68,19 @@
 	X(rbd_snap_create)
 /* clang-format on */
 
-#define LIBRBD_SONAME "librbd.so.1"
-
 static struct {
 #define LIBRBD_SLOT(f) __typeof__(f) *f;
 	LIBRBD_FUNCTIONS(LIBRBD_SLOT)
 #undef LIBRBD_SLOT
 } lib;
-static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
-static int lib_error;
-static char lib_why[256];
-
-static void load_librbd(void)
-{
-	void *h = blk_dynlib_open(LIBRBD_SONAME, "librbd1", lib_why,
-				  sizeof(lib_why));
-
-	if (!h) {
-		lib_error = -ENOENT;
-		return;
-	}
-#define LIBRBD_RESOLVE(f)                                            \
-	if (!lib_error)                                              \
-		lib_error = blk_dynlib_sym(h, LIBRBD_SONAME, #f,     \
-					   (void **)&lib.f, lib_why, \
-					   sizeof(lib_why));
-	LIBRBD_FUNCTIONS(LIBRBD_RESOLVE)
-#undef LIBRBD_RESOLVE
-}
-
-/* librbd is there to use; otherwise -errno and why. */
-static int librbd_ready(char *why, size_t why_len)
-{
-	pthread_once(&lib_once, load_librbd);
-	if (lib_error)
-		snprintf(why, why_len, "RBD disks need librbd: %s", lib_why);
-	return lib_error;
-}
+#define LIBRBD_NAME(f) #f,
+static const char *const lib_names[] = { LIBRBD_FUNCTIONS(LIBRBD_NAME) };
+#undef LIBRBD_NAME
+_Static_assert(sizeof(lib) == sizeof(lib_names) / sizeof(lib_names[0]) *
+				      sizeof(void *),
+	       "lib is read as one void * slot a name");
+static struct blk_dynlib librbd = BLK_DYNLIB(
+	"librbd.so.1", "librbd1", "RBD disks need librbd", lib_names, &lib);
 
 struct blk_rbd {
 	rados_t cluster;
@@ -289,7 +265,7 @@ int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
 
 	if (!r)
 		return -ENOMEM;
-	ret = librbd_ready(why, why_len);
+	ret = blk_dynlib_ready(&librbd, why, why_len);
 	memset(&t, 0, sizeof(t));
 	if (ret == 0)
 		ret = parse_target(target, &t, why, why_len);

@@ -5,23 +5,40 @@
 #include <errno.h>
 #include <stdio.h>
 
-void *blk_dynlib_open(const char *soname, const char *package, char *why,
-		      size_t why_len)
+static int load(struct blk_dynlib *lib)
 {
-	void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
 
-	if (!lib)
-		snprintf(why, why_len, "%s (install the Debian package %s)",
-			 dlerror(), package);
-	return lib;
+	if (!h) {
+		snprintf(lib->why, sizeof(lib->why),
+			 "%s (install the Debian package %s)", dlerror(),
+			 lib->package);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < lib->count; i++) {
+		lib->slots[i] = dlsym(h, lib->names[i]);
+		if (!lib->slots[i]) {
+			snprintf(lib->why, sizeof(lib->why),
+				 "%s has no %s: it is too old", lib->soname,
+				 lib->names[i]);
+			return -ENOSYS;
+		}
+	}
+	return 0;
 }
 
-int blk_dynlib_sym(void *lib, const char *soname, const char *name, void **fn,
-		   char *why, size_t why_len)
+int blk_dynlib_ready(struct blk_dynlib *lib, char *why, size_t why_len)
 {
-	*fn = dlsym(lib, name);
-	if (*fn)
-		return 0;
-	snprintf(why, why_len, "%s has no %s: it is too old", soname, name);
-	return -ENOSYS;
+	int ret;
+
+	pthread_mutex_lock(&lib->lock);
+	if (!lib->tried) {
+		lib->tried = true;
+		lib->error = load(lib);
+	}
+	ret = lib->error;
+	if (ret)
+		snprintf(why, why_len, "%s: %s", lib->need, lib->why);
+	pthread_mutex_unlock(&lib->lock);
+	return ret;
 }
