@@ -74,13 +74,46 @@ static void shm_dir(char *buf, size_t len)
 	snprintf(buf, len, SHM_DIR_FMT, (long)getpid());
 }
 
+static void stats_name(const struct vbd *v, char *buf, size_t len)
+{
+	snprintf(buf, len, "vbd-%" PRIu32 "-%" PRIu32, v->fe_domid, v->devid);
+}
+
 static void stats_path(const struct vbd *v, char *buf, size_t len)
 {
-	char dir[64];
+	char dir[64], name[48];
 
 	shm_dir(dir, sizeof(dir));
-	snprintf(buf, len, "%s/vbd-%" PRIu32 "-%" PRIu32, dir, v->fe_domid,
-		 v->devid);
+	stats_name(v, name, sizeof(name));
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+/*
+ * The directory, opened: made here, or left by this daemon's earlier
+ * disks. /dev/shm is everyone's and the name is predictable, so a local
+ * user could make it first and put a link in it to a file of root's,
+ * which the O_TRUNC below would empty: a directory that is not this
+ * user's alone is refused, and nothing in it is followed.
+ */
+static int open_shm_dir(void)
+{
+	char dir[64];
+	struct stat st;
+	int fd;
+
+	shm_dir(dir, sizeof(dir));
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
 }
 
 static void write_stats(struct vbd *v)
@@ -105,17 +138,22 @@ static void write_stats(struct vbd *v)
 
 void vbd_xenstat_publish(struct vbd *v)
 {
-	char dir[64], path[128], node[VBD_PATH_MAX + 16];
-	int err;
+	char name[48], path[128], node[VBD_PATH_MAX + 16];
+	int err, dir_fd;
 
 	if (v->xenstat_fd >= 0 || strcmp(vbd_root_kind(v->d, v->root), "vbd3"))
 		return;
-	shm_dir(dir, sizeof(dir));
 	stats_path(v, path, sizeof(path));
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	stats_name(v, name, sizeof(name));
+	dir_fd = open_shm_dir();
+	if (dir_fd < 0)
 		goto fail;
-	v->xenstat_fd =
-		open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	v->xenstat_fd = openat(
+		dir_fd, name,
+		O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	err = errno;
+	close(dir_fd);
+	errno = err;
 	if (v->xenstat_fd < 0)
 		goto fail;
 	nr_published++;
