@@ -566,6 +566,8 @@ static int run(struct daemon *d)
 	ret = open_control(d, &ctl);
 	if (ret < 0)
 		return ret;
+	if (d->opts.serve & SERVE_VBD3)
+		vbd_xenstat_sweep();
 	ret = open_xenstore(d);
 	if (ret == 0)
 		ret = host_errors_create(&d->host_errors,

@@ -36,10 +36,13 @@
  *
  * Main thread only.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -186,6 +189,68 @@ void vbd_xenstat_remove(struct vbd *v)
 		shm_dir(dir, sizeof(dir));
 		rmdir(dir);
 	}
+}
+
+/*
+ * Whether @name is "td3-PID" for a process that no longer exists. A
+ * process of another user is alive too: kill() says EPERM.
+ */
+static bool dead_td3(const char *name)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, "td3-", 4))
+		return false;
+	errno = 0;
+	pid = strtol(name + 4, &end, 10);
+	if (errno || *end || pid <= 1 || pid == (long)getpid())
+		return false;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/*
+ * Empty and remove @dir_fd's directory @name if it holds only statistics
+ * files of ours (vbd-DOMID-DEVID): what a killed daemon left.
+ */
+static void remove_stale(int shm_fd, const char *name)
+{
+	unsigned int domid, devid;
+	struct dirent *e;
+	struct stat st;
+	char tail;
+	DIR *dir;
+	int fd;
+
+	fd = openat(shm_fd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || !(dir = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(dir)))
+		if (sscanf(e->d_name, "vbd-%u-%u%c", &domid, &devid, &tail) ==
+		    2)
+			unlinkat(fd, e->d_name, 0);
+	closedir(dir);
+	/* Fails, as it should, when something else was in it. */
+	unlinkat(shm_fd, name, AT_REMOVEDIR);
+}
+
+void vbd_xenstat_sweep(void)
+{
+	struct dirent *e;
+	DIR *shm = opendir("/dev/shm");
+
+	if (!shm)
+		return;
+	while ((e = readdir(shm)))
+		if (dead_td3(e->d_name))
+			remove_stale(dirfd(shm), e->d_name);
+	closedir(shm);
 }
 
 bool vbd_xenstat_any(void)

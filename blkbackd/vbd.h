@@ -101,6 +101,12 @@ void vbd_retry_connects(struct daemon *d);
 void vbd_xenstat_update_all(struct daemon *d);
 bool vbd_xenstat_any(void);
 #define VBD_XENSTAT_MS 1000
+/*
+ * Remove the statistics directories (/dev/shm/td3-PID) that daemons which
+ * died without cleaning up (SIGKILL) left: those of processes that no
+ * longer exist, holding only such files, of this user alone. At start-up.
+ */
+void vbd_xenstat_sweep(void);
 
 /*
  * Is a device paused (blkbackd/vbd-quiesce.h)? Then the main loop calls

@@ -6,12 +6,34 @@
 # sectors move with the guest's I/O (read twice, 2 s apart, while it
 # runs) and agree with the daemon's own counters. A backend/vbd disk gets
 # none (libxenstat reads xen-blkback's sysfs for those). The file goes
-# when its disk is detached, the directory when the daemon stops.
+# when its disk is detached, the directory when the daemon stops. What a
+# SIGKILLed daemon left (the directory of a process gone, holding only
+# statistics files) goes when the next one starts; a live process's stays,
+# and so does a directory holding anything else.
 # (The layout is documented in blkbackd/vbd-xenstat.c from libxenstat's
 # own source; tests/e2e's part xen420 runs the real xentop.)
 . "$top_srcdir/tests/lib.sh"
 xensim_setup
+
+# The pids of two processes that are gone: the directories of a killed
+# daemon, one as it would leave it, one with something not of its making.
+sh -c 'exit 0' &
+gone1=$!
+sh -c 'exit 0' &
+gone2=$!
+wait
+stale=/dev/shm/td3-$gone1 odd=/dev/shm/td3-$gone2 live=/dev/shm/td3-$$
+mkdir -m 755 "$stale" "$odd" "$live"
+: >"$stale/vbd-3-51712"
+: >"$odd/vbd-3-51712"
+: >"$odd/notes"
+: >"$live/vbd-4-51712"
 start_daemon --serve both
+swept=$([ -e "$stale" ] && echo "$stale was kept;")
+swept=$swept$([ -e "$odd/notes" ] || echo "$odd was emptied;")
+swept=$swept$([ -e "$live/vbd-4-51712" ] || echo "$live was emptied;")
+rm -rf "$stale" "$odd" "$live"
+[ -z "$swept" ] || fail "stale statistics at start-up: $swept"
 CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
 SHM=/dev/shm/td3-$DAEMON_PID
 
