@@ -44,6 +44,12 @@ struct daemon {
 	int broken_fd[2]; /* workers report broken rings here */
 	int closed_fd; /* eventfd: workers closed rings (vbd_rings_closed()) */
 	bool stopping; /* shutting down: closed rings end their devices */
+	/*
+	 * It refused to start for a reason no restart mends (the kernel's
+	 * backend is bound, another daemon serves the state directory, the
+	 * control group does not exist): the exit status is EXIT_REFUSED.
+	 */
+	bool refused;
 	struct host_errors *host_errors; /* shared with the workers */
 	struct opener *opener; /* remote images' opens (opener.h) */
 

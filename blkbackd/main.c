@@ -512,11 +512,15 @@ static int open_control(struct daemon *d, struct control_server **ctl)
 	else
 		return 0;
 	ret = control_gid(d->opts.control_group, &gid);
-	if (ret < 0)
+	if (ret < 0) {
+		d->refused = true;
 		return ret;
+	}
 	ret = control_server_open(path, gid, ctl, &holder);
 	if (ret == -EADDRINUSE) {
 		char pid[32] = "";
+
+		d->refused = true;
 
 		if (holder > 0)
 			snprintf(pid, sizeof(pid), " (pid %d)", (int)holder);
@@ -542,8 +546,10 @@ static int run(struct daemon *d)
 	struct control_server *ctl;
 	int sig_fd, ret;
 
-	if ((d->opts.serve & SERVE_VBD) && check_no_kernel_backend() < 0)
+	if ((d->opts.serve & SERVE_VBD) && check_no_kernel_backend() < 0) {
+		d->refused = true;
 		return -EBUSY;
+	}
 	sig_fd = block_signals();
 	if (sig_fd < 0) {
 		log_err("cannot set up signal handling: %m");
@@ -611,6 +617,21 @@ static int run(struct daemon *d)
 	return ret > 0 ? 0 : ret;
 }
 
+/*
+ * The exit status of a daemon that refused to start for a reason only its
+ * operator mends: a wrong setting, the kernel's backend bound, another
+ * daemon. The unit does not restart it (RestartPreventExitStatus=), which
+ * would only repeat the refusal; 1 is left for what a restart may mend.
+ */
+#define EXIT_REFUSED 3
+
+static int exit_status(const struct daemon *d, int ret)
+{
+	if (ret == 0)
+		return EXIT_SUCCESS;
+	return d->refused ? EXIT_REFUSED : EXIT_FAILURE;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d = { .argc = argc,
@@ -623,7 +644,7 @@ int main(int argc, char **argv)
 	log_init(LOG_INFO);
 	ret = options_parse(&d.opts, argc, argv);
 	if (ret != 0)
-		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+		return ret > 0 ? EXIT_SUCCESS : EXIT_REFUSED;
 	log_init(d.opts.log_level);
 	ret = run(&d);
 	/*
@@ -632,9 +653,9 @@ int main(int argc, char **argv)
 	 */
 	if (d.opener && opener_busy(d.opener)) {
 		log_info("leaving an image's open to the exit");
-		_exit(ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+		_exit(exit_status(&d, ret));
 	}
 	/* The workers that borrowed the string settings are gone. */
 	options_release(&d.opts);
-	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return exit_status(&d, ret);
 }

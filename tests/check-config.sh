@@ -65,7 +65,7 @@ expect_line "$WORK/check.err" "absent.conf: No such file or directory"
 # The daemon refuses a bad file before it touches xenstore or Xen.
 "$BLKBACKD" --config "$WORK/bad.conf" >"$WORK/daemon.out" 2>&1
 rc=$?
-[ "$rc" -eq 1 ] || fail "the daemon exited $rc on a bad file, expected 1"
+[ "$rc" -eq 3 ] || fail "the daemon exited $rc on a bad file, expected 3"
 expect_line "$WORK/daemon.out" "bad.conf:3: unknown setting 'wrokers'"
 
 # The shipped /etc/blkbackd.conf lists every setting, commented out, with

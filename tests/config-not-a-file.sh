@@ -12,7 +12,7 @@ xensim_setup
 CONF=$WORK/blkbackd.conf
 LOG=$WORK/blkbackd.log
 
-# refused_at_start WHAT REGEX: the daemon, given --config $CONF, exits 1
+# refused_at_start WHAT REGEX: the daemon, given --config $CONF, exits 3
 # within 5 s saying REGEX.
 refused_at_start() {
 	timeout 5 "$BLKBACKD" --config "$CONF" --state-dir "$WORK/state" \
@@ -20,7 +20,7 @@ refused_at_start() {
 	rc=$?
 	[ "$rc" -eq 124 ] && fail "with $1 as its configuration the daemon" \
 		"did not return within 5 s"
-	[ "$rc" -eq 1 ] || fail "with $1 the daemon exited $rc, not 1"
+	[ "$rc" -eq 3 ] || fail "with $1 the daemon exited $rc, not 3"
 	grep -q -- "$2" "$WORK/start.err" ||
 		fail "with $1 the daemon said: $(cat "$WORK/start.err")"
 }
@@ -32,7 +32,7 @@ rm -f "$CONF"
 ln -s /dev/zero "$CONF" || hard_error "ln failed"
 refused_at_start "/dev/zero" "$CONF: it is a character device"
 timeout 5 "$BLKBACKD" --config /dev/zero --check-config >"$WORK/start.err" 2>&1
-[ $? -eq 1 ] || fail "--config /dev/zero was not refused at once"
+[ $? -eq 3 ] || fail "--config /dev/zero was not refused at once"
 rm -f "$CONF"
 head -c 70000 /dev/zero | tr '\0' '#' >"$CONF"
 refused_at_start "a 70000-byte file" "$CONF: it has 70000 bytes"

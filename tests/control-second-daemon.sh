@@ -22,7 +22,7 @@ if ! wait_gone $SECOND_PID 5; then
 fi
 wait $SECOND_PID
 rc=$?
-[ "$rc" -ne 0 ] || fail_later "the second daemon exited 0"
+[ "$rc" -eq 3 ] || fail_later "the second daemon exited $rc, not 3"
 grep -q "another blkbackd (pid $DAEMON_PID) serves $SOCK" "$WORK/second.err" ||
 	fail_later "the second daemon did not name the first:" \
 		"$(cat "$WORK/second.err")"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # blkbackd refuses to start, with a message that says what to do, when the
 # kernel's xen-blkback is bound, and rejects bad options and a
-# control-group that does not exist.
+# control-group that does not exist: exit status 3, which the unit does
+# not restart (RestartPreventExitStatus=3: a restart would only refuse
+# again).
 . "$top_srcdir/tests/lib.sh"
 
 [ -x "$BLKBACKD" ] || fail "daemon not built at $BLKBACKD"
@@ -10,8 +12,8 @@ scratch_dir
 mkdir -p "$WORK/sys/bus/xen-backend/drivers/vbd"
 BLKBACKD_SYSFS="$WORK/sys" "$BLKBACKD" >"$WORK/out" 2>&1
 rc=$?
-[ "$rc" -eq 1 ] ||
-	fail_later "with xen-blkback bound, exit status $rc, expected 1"
+[ "$rc" -eq 3 ] ||
+	fail_later "with xen-blkback bound, exit status $rc, expected 3"
 grep -q "blkbackd-takeover on" "$WORK/out" ||
 	fail_later "the refusal does not name the command that unloads" \
 		"xen-blkback: $(cat "$WORK/out")"
@@ -24,7 +26,7 @@ for bad in "--workers 0" "--workers x" "--cache sometimes" \
 	# shellcheck disable=SC2086 # word splitting is the point
 	"$BLKBACKD" $bad >"$WORK/out" 2>&1
 	rc=$?
-	if [ "$rc" -ne 1 ] || ! grep -q "blkbackd" "$WORK/out"; then
+	if [ "$rc" -ne 3 ] || ! grep -q "blkbackd" "$WORK/out"; then
 		fail_later "'blkbackd $bad' exited $rc with: $(cat "$WORK/out")"
 	fi
 done
@@ -35,7 +37,7 @@ mkdir "$WORK/state"
 "$BLKBACKD" --serve vbd3 --state-dir "$WORK/state" \
 	--control-group blkbackd-no-such-group >"$WORK/out" 2>&1
 rc=$?
-[ "$rc" -eq 1 ] && grep -q "control-group names 'blkbackd-no-such-group'" \
+[ "$rc" -eq 3 ] && grep -q "control-group names 'blkbackd-no-such-group'" \
 	"$WORK/out" ||
 	fail_later "an unknown control-group: exit $rc, $(cat "$WORK/out")"
 [ -e "$WORK/state/control" ] &&
