@@ -1881,6 +1881,8 @@ has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 ! has_part nbd || . "$E/nbd.sh"
 # shellcheck source=tests/e2e/rbd.sh
 ! has_part rbd || . "$E/rbd.sh"
+# shellcheck source=tests/e2e/snapshot.sh
+! has_part snapshot || . "$E/snapshot.sh"
 # A part that dom0's daemon serves, if asked for: how long it took, and
 # the daemon still alive after it.
 daemon_part() { # PART FUNCTION AFTER-WHAT
@@ -1896,7 +1898,8 @@ daemon_part() { # PART FUNCTION AFTER-WHAT
 # shellcheck source=tests/e2e/hvm-boot-area.sh
 . "$E/hvm-boot-area.sh"
 if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
-	has_part driverdomain || has_part migrate || has_part nbd || has_part rbd; then
+	has_part driverdomain || has_part migrate || has_part nbd || has_part rbd ||
+	has_part snapshot; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
 		echo "e2e: daemon resources at start: $(daemon_resources)"
@@ -1916,6 +1919,7 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
 		daemon_part migrate guest_migrate migration
 		daemon_part nbd guest_nbd nbd-guest
 		daemon_part rbd guest_rbd rbd-guest
+		daemon_part snapshot guest_snapshot snapshot-guest
 		leak_checks
 		stop_blkbackd
 		if has_part blkbackd || has_part stages; then

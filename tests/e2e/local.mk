@@ -27,6 +27,7 @@ E2E_FILES = \
 	tests/e2e/dd-test.sh \
 	tests/e2e/nbd.sh \
 	tests/e2e/rbd.sh \
+	tests/e2e/snapshot.sh \
 	tests/e2e/package.sh \
 	tests/e2e/guest-init.sh
 EXTRA_DIST += $(E2E_FILES) tests/e2e/README.md tests/e2e/local.mk

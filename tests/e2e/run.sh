@@ -15,8 +15,9 @@
 #                             rbd kernel concurrency package xen420"
 #                             (default), or some of "blkbackd stages pvh
 #                             hvm driverdomain migrate nbd rbd kernel
-#                             concurrency package xen420" (see README.md;
-#                             xen420 is a boot of its own)
+#                             concurrency package xen420 snapshot" (see
+#                             README.md; xen420 is a boot of its own;
+#                             snapshot is not a default part yet)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 #   BLKBACKD_E2E_INJECT       test knobs, crashes on purpose that the test
 #                             must recover from: "triple-fault" (the first
@@ -64,6 +65,8 @@ systemd libnbd0 qemu-system-common qemu-utils nbd-client linux-perf"
 # Ceph for part rbd: librbd1, which the daemon opens only for an
 # RBD disk, and a one-node cluster's daemons and tools.
 DOM0_PACKAGES_CEPH="librbd1 ceph-mon ceph-osd ceph-common"
+# XFS for part snapshot: reflink copies of a running guest's disk.
+DOM0_PACKAGES_XFS="xfsprogs"
 # Those of the Debian 13 dom0 (part xen420); no HVM guest there, so no
 # device model.
 DOM0_PACKAGES_TRIXIE="linux-image-amd64 initramfs-tools
@@ -222,7 +225,8 @@ make_work_disk() {
 	cp "$daemon_deb" "$s/e2e/debs/"
 	install -m 755 "$here/dom0-init.sh" "$here/dom0-test.sh" \
 		"$here/concurrency.sh" "$here/stage-split.py" "$here/dd-test.sh" \
-		"$here/nbd.sh" "$here/rbd.sh" "$here/package.sh" "$s/e2e/"
+		"$here/nbd.sh" "$here/rbd.sh" "$here/package.sh" \
+		"$here/snapshot.sh" "$s/e2e/"
 	# Part rbd's cluster: the script is in the simulator's package,
 	# which never reaches a Xen host.
 	install -m 755 "$top_srcdir/tools/ceph/ceph-cluster.in" "$s/e2e/ceph-cluster"
@@ -369,7 +373,8 @@ main() {
 	# The Debian 12 boot: every part but xen420.
 	if [ -n "$(echo " $parts " | sed 's/ xen420 / /g' | tr -d ' ')" ]; then
 		ensure_cache bookworm "$DOM0_PACKAGES $(daemon_packages)$(
-			! has_part rbd || echo " $DOM0_PACKAGES_CEPH")"
+			! has_part rbd || echo " $DOM0_PACKAGES_CEPH")$(
+			! has_part snapshot || echo " $DOM0_PACKAGES_XFS")"
 		bookworm_boot
 		judge_boot "Debian 12 (Xen 4.17)" "$results" "$qemu_rc" || ok=1
 	fi
