@@ -434,6 +434,9 @@ static int run(struct frontend *fe, struct options *o, char *why,
 		if (ret < 0)
 			return ret;
 		print_result(o, &st, cpu_seconds() - cpu);
+		/* Only for a run done: a test may take it for one. */
+		if (o->wl.verify)
+			workload_report_verify(&st, stdout);
 	}
 	if (o->hold)
 		hold_connection(fe);
