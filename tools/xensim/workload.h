@@ -78,10 +78,11 @@ uint32_t workload_data_pages(const struct workload_params *p,
  * Run the workload over every queue of @fe, one thread per queue, each on
  * its own share of the disk (block b belongs to queue b % queues). With
  * verify, every READ of a block written (or preexisting) is compared with
- * the pattern and counted in @st. -EIO on a mismatch or error response,
- * -EPROTO on a response to no request of ours, -ETIMEDOUT when a request
- * goes unanswered, the request described in @why. @st holds what was done
- * until then.
+ * the pattern and counted in @st, matching or not: the run judges no data,
+ * the test does (workload_report_verify). It stops only when it cannot go
+ * on: -EIO on an error response, -EPROTO on a response to no request of
+ * ours, -ETIMEDOUT when a request goes unanswered, the request described
+ * in @why. @st holds what was done until then.
  */
 int workload_run(struct frontend *fe, const struct workload_params *p,
 		 struct workload_stats *st, char *why, size_t why_len);
