@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "libblk/xenbus.h"
+#include "tools/xensim/workload-check.h"
 
 #define SECT WORKLOAD_SECTOR
 #define PAGE BLKIF_PAGE_SIZE
@@ -424,6 +425,11 @@ static int complete_one(struct run *r, int timeout_ms)
 	io->busy = false;
 	describe_io(r, io, desc, sizeof(desc));
 	if (rsp.status != BLKIF_RSP_OKAY) {
+		r->st.error = (struct workload_answer){ .found = true,
+							.op = io->op,
+							.sector = io->sector,
+							.sectors = io->nsect,
+							.status = rsp.status };
 		say(r->why, sizeof(r->why), "%s: status %d", desc, rsp.status);
 		return -EIO;
 	}
@@ -671,6 +677,8 @@ static void merge_stats(struct workload_stats *st, const struct run *r)
 	st->blocks_compared += r->st.blocks_compared;
 	st->blocks_mismatched += r->st.blocks_mismatched;
 	keep_first(&st->first, &r->st.first);
+	if (!st->error.found)
+		st->error = r->st.error;
 	st->indirect_ops += r->st.indirect_ops;
 }
 
@@ -751,5 +759,20 @@ void workload_report_verify(const struct workload_stats *st, FILE *out)
 			m->sector, m->byte, m->expected, m->got);
 	else
 		fputs(" first=- expected=- got=-\n", out);
+	fflush(out);
+}
+
+void workload_report_error(const struct workload_stats *st, FILE *out)
+{
+	const struct workload_answer *a = &st->error;
+	char buf[8];
+
+	if (!a->found)
+		return;
+	fprintf(out,
+		"fact check=workload case=error-answer op=%s sector=%" PRIu64
+		" sectors=%u status=%s\n",
+		op_name(a->op), a->sector, a->sectors,
+		check_status_name(a->status, buf));
 	fflush(out);
 }

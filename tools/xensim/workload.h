@@ -49,6 +49,15 @@ struct workload_mismatch {
 	uint8_t expected, got;
 };
 
+/* A request the backend answered with an error status. */
+struct workload_answer {
+	bool found;
+	uint8_t op;
+	uint64_t sector; /* device sectors */
+	uint32_t sectors;
+	int16_t status;
+};
+
 struct workload_stats {
 	uint64_t bytes_written;
 	uint64_t bytes_read;
@@ -59,6 +68,7 @@ struct workload_stats {
 	uint64_t blocks_compared; /* READs whose data was compared (verify) */
 	uint64_t blocks_mismatched; /* of those, READs with a wrong byte */
 	struct workload_mismatch first; /* the lowest wrong byte seen */
+	struct workload_answer error; /* the one that stopped the run */
 	uint32_t bs; /* bytes per request used (capped by the transport) */
 	uint32_t depth; /* per queue, capped by the ring size */
 	unsigned int queues; /* each driven by its own thread */
@@ -101,6 +111,17 @@ int workload_run(struct frontend *fe, const struct workload_params *p,
  * byte in it, "-" for all three when none).
  */
 void workload_report_verify(const struct workload_stats *st, FILE *out);
+
+/*
+ * Print the error answer that stopped a run, if one did, as a fact:
+ *
+ *   fact check=workload case=error-answer op=OP sector=S sectors=N
+ *        status=STATUS
+ *
+ * OP READ, WRITE or FLUSH; S and N in device sectors; STATUS as the
+ * checks name it (check_status_name).
+ */
+void workload_report_error(const struct workload_stats *st, FILE *out);
 
 /*
  * Named checks. Each sends its requests and reports what came back as

@@ -439,8 +439,10 @@ static int run(struct frontend *fe, struct options *o, char *why,
 		double cpu = cpu_seconds();
 
 		ret = workload_run(fe, &o->wl, &st, why, why_len);
-		if (ret < 0)
+		if (ret < 0) {
+			workload_report_error(&st, stdout);
 			return ret;
+		}
 		print_result(o, &st, cpu_seconds() - cpu);
 		/* Only for a run done: a test may take it for one. */
 		if (o->wl.verify)
