@@ -880,7 +880,9 @@ good_guest_start() {
 			"$BLKFRONT" --domid "$GOOD_DOMID" --seconds 2 --depth 4 \
 				--verify >"$WORK/good-run.out" 2>&1
 			gg_rc=$?
-			gg_problem=$(verify_problem "$WORK/good-run.out" 1)
+			gg_problem=
+			[ "$gg_rc" -ne 0 ] ||
+				gg_problem=$(verify_problem "$WORK/good-run.out" 1)
 			cat "$WORK/good-run.out" >>"$WORK/front-$GOOD_DOMID.out"
 			if [ "$gg_rc" -eq 0 ] && [ -z "$gg_problem" ]; then
 				echo ok >>"$WORK/good.status"
