@@ -71,7 +71,7 @@ xs_read "$be/script" >/dev/null && fail "attach wrote a script node"
 [ "$(perms "$fe")" = "n3,r0" ] || fail "frontend permissions: $(perms "$fe")"
 
 blkfront 3 --vdev xvdb --ops 500 --verify >/dev/null
-grep -q "verified OK" "$WORK/front-3.out" || fail "no verified I/O"
+expect_verified "$WORK/front-3.out" "dom 3 on the attached disk"
 
 must_fail "already has a device xvdb" attach 3 "$WORK/d3.img" xvdb
 must_fail "there is no domain 9" attach 9 "$WORK/d3.img"

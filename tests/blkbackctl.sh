@@ -58,6 +58,7 @@ fi
 grep -q "no such device" "$WORK/err" || fail "stats 9/9: $(cat "$WORK/err")"
 
 wait "$front" || fail "the guest failed"
+expect_verified "$WORK/front-1.out" "the guest"
 # Once the guest is gone its final counts are in the log; the sectors read
 # and written must be what the guest itself counted.
 wait_file_line "$WORK/blkbackd.log" "vbd 1/51712: read" 10 ||

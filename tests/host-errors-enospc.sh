@@ -32,7 +32,8 @@ if "$BLKFRONT" --domid 1 --ops 2000 --depth 8 --sequential --fill \
 	>"$WORK/front-1.out" 2>&1; then
 	fail "8 MiB were written to a 1 MiB file system without an error"
 fi
-grep -q "WRITE.*status" "$WORK/front-1.out" ||
+grep -q "^fact check=workload case=error-answer op=WRITE .* status=ERROR$" \
+	"$WORK/front-1.out" ||
 	fail "the guest failed otherwise: $(cat "$WORK/front-1.out")"
 wait_file_line "$WORK/blkbackd.log" \
 	"vbd 1/51712 (xvda): write failed: No space left on device\$" 5 ||

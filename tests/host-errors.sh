@@ -26,7 +26,8 @@ for i in $(seq $runs); do
 		>"$WORK/front-1.$i.out" 2>&1; then
 		fail "run $i: the guest read past the image's end without an error"
 	fi
-	grep -q "status" "$WORK/front-1.$i.out" ||
+	grep -q "^fact check=workload case=error-answer op=READ .* status=ERROR$" \
+		"$WORK/front-1.$i.out" ||
 		fail "run $i: the guest failed otherwise: $(cat "$WORK/front-1.$i.out")"
 done
 

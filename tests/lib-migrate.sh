@@ -52,8 +52,7 @@ receive_after_release() { # S R SEED BE WAIT
 	"$TOOLSTACK" destroy "$1" --remove-backends >>"$WORK/toolstack.log" 2>&1 ||
 		fail "destroy dom $1 failed"
 	blkfront_wait "$2" "$front" "the receiving guest failed after the hand-over"
-	grep -q "verified OK" "$WORK/front-$2.out" ||
-		fail "the receiving guest did not verify: $(cat "$WORK/front-$2.out")"
+	expect_verified "$WORK/front-$2.out" "the receiving guest"
 }
 
 # In one host: the receiver takes the disk over after the sender's

@@ -27,6 +27,7 @@ CACHESTAT=$top_builddir/tests/it-cachestat
 WORK=
 DAEMON_PID=
 BG_PIDS= # PID:START pairs, see track_pid
+BG_FRONTS= # PID:DOMID pairs, see blkfront_bg
 SIM_HOSTS=
 SCRATCH_MOUNTS=
 FAILED=0
@@ -512,7 +513,8 @@ write_pattern() {
 		fail "dump-pattern failed"
 }
 
-# blkfront DOMID ARGS...: a run that must succeed; output in front-D.out
+# blkfront DOMID ARGS...: a run that must succeed, and read back what it
+# wrote if it compared (expect_verified); output in front-D.out
 blkfront() {
 	d=$1
 	shift
@@ -520,6 +522,7 @@ blkfront() {
 		cat "$WORK/front-$d.out" >&2
 		fail "xensim-blkfront on dom $d failed: $*"
 	}
+	verified_if_reported "$WORK/front-$d.out" "dom $d ($*)"
 	cat "$WORK/front-$d.out"
 }
 
@@ -546,6 +549,63 @@ expect_facts() {
 	[ "$(wc -l <"$ef_got")" -eq "$ef_i" ] ||
 		fail "$3: $2 reported $(wc -l <"$ef_got") facts, expected" \
 			"$ef_i: $(cat "$ef_got")"
+}
+
+# verify_problem FILE MIN: what is wrong with the data xensim-blkfront's
+# --verify runs in FILE read back (their "fact check=verify case=summary
+# written=W compared=C mismatched=M first=S:B expected=E got=G" lines,
+# workload.h), or nothing: every run must have compared at least MIN
+# blocks read with what was written, and found none different.
+verify_problem() {
+	awk -v min="$2" '
+	/^fact check=verify case=summary / {
+		runs++
+		split("", f)
+		for (i = 4; i <= NF; i++) {
+			n = index($i, "=")
+			f[substr($i, 1, n - 1)] = substr($i, n + 1)
+		}
+		if (f["mismatched"] != "0") {
+			split(f["first"], at, ":")
+			printf "%s of %s blocks read back differ from what was" \
+				" written (the first wrong byte: 512-byte sector %s" \
+				" byte %s, expected %s, got %s)\n", f["mismatched"],
+				f["compared"], at[1], at[2], f["expected"], f["got"]
+			bad = 1
+			exit
+		}
+		if (f["compared"] + 0 < min) {
+			printf "only %s blocks read back and compared (%s written)," \
+				" expected at least %s\n", f["compared"], f["written"],
+				min
+			bad = 1
+			exit
+		}
+	}
+	END {
+		if (!bad && !runs)
+			print "no verified run reported what it read back" \
+				" (no \"fact check=verify\" line: not run with --verify?)"
+	}' "$1"
+}
+
+# expect_verified FILE WHAT [MIN_COMPARED]: every --verify run of
+# xensim-blkfront in FILE compared at least MIN_COMPARED (1 unless given)
+# blocks it read back with what was written, and none differed. The
+# simulator only counts; this is where a test judges the data. WHAT names
+# the run in a failure. The helpers that run xensim-blkfront and wait for
+# it (blkfront, blkfront_wait, wait_fronts, hold_end, the good guest) call
+# it on every run that reported a comparison.
+expect_verified() {
+	ev_problem=$(verify_problem "$1" "${3:-1}")
+	[ -z "$ev_problem" ] || fail "$2: $ev_problem"
+}
+
+# verified_if_reported FILE WHAT: expect_verified when a run in FILE
+# reported a comparison (it was given --verify or --preexisting).
+verified_if_reported() {
+	grep -q '^fact check=verify ' "$1" || return 0
+	expect_verified "$1" "$2"
 }
 
 # expect_check FILE CHECK WHAT PRINTER [ARGS...]: expect_facts for CHECK
@@ -715,19 +775,23 @@ blkfront_bg() {
 		2>&1 &
 	BG_PID=$!
 	track_pid $BG_PID
+	BG_FRONTS="$BG_FRONTS $BG_PID:$bg_domid"
 }
 
 # blkfront_wait DOMID PID [WHAT]: that background run must succeed, or the
-# test fails with WHAT.
+# test fails with WHAT; and it must have read back what it wrote if it
+# compared (expect_verified).
 blkfront_wait() {
 	wait "$2" || {
 		cat "$WORK/front-$1.out" >&2
 		fail "${3:-xensim-blkfront on dom $1 failed}"
 	}
+	verified_if_reported "$WORK/front-$1.out" "dom $1"
 }
 
 # wait_fronts WHAT PID...: every background run must succeed, or the test
-# fails with WHAT after showing all their output.
+# fails with WHAT after showing all their output; those started by
+# blkfront_bg must have read back what they wrote if they compared.
 wait_fronts() {
 	wf_what=$1
 	shift
@@ -736,14 +800,18 @@ wait_fronts() {
 			cat "$WORK"/front-*.out >&2
 			fail "$wf_what"
 		}
+		for wf_front in $BG_FRONTS; do
+			[ "${wf_front%%:*}" = "$wf_pid" ] || continue
+			verified_if_reported "$WORK/front-${wf_front#*:}.out" \
+				"dom ${wf_front#*:}"
+		done
 	done
 }
 
-# assert_verified DOMID...: each guest's verified run said so.
+# assert_verified DOMID...: expect_verified for each guest's last run.
 assert_verified() {
 	for av_d in "$@"; do
-		grep -q "verified OK" "$WORK/front-$av_d.out" ||
-			fail "guest $av_d not verified"
+		expect_verified "$WORK/front-$av_d.out" "guest $av_d"
 	done
 }
 
@@ -802,17 +870,25 @@ hold_end() {
 
 # good_guest_start DOMID: a well-behaved guest in the background, doing
 # verified runs of 2 s back to back (reconnecting each time) until
-# good_guest_stop; each run's outcome is a line of $WORK/good.status.
+# good_guest_stop; each run's outcome is a line of $WORK/good.status: ok
+# when it ran and read back what it wrote (verify_problem), else failed.
 good_guest_start() {
 	GOOD_DOMID=$1
 	: >"$WORK/good.status"
 	(
 		while [ ! -e "$WORK/stop-good" ]; do
-			if "$BLKFRONT" --domid "$GOOD_DOMID" --seconds 2 \
-				--depth 4 --verify >>"$WORK/front-$GOOD_DOMID.out" 2>&1; then
+			"$BLKFRONT" --domid "$GOOD_DOMID" --seconds 2 --depth 4 \
+				--verify >"$WORK/good-run.out" 2>&1
+			gg_rc=$?
+			gg_problem=
+			[ "$gg_rc" -ne 0 ] ||
+				gg_problem=$(verify_problem "$WORK/good-run.out" 1)
+			cat "$WORK/good-run.out" >>"$WORK/front-$GOOD_DOMID.out"
+			if [ "$gg_rc" -eq 0 ] && [ -z "$gg_problem" ]; then
 				echo ok >>"$WORK/good.status"
 			else
-				echo failed >>"$WORK/good.status"
+				echo "failed${gg_problem:+: $gg_problem}" \
+					>>"$WORK/good.status"
 				break
 			fi
 		done
@@ -823,8 +899,9 @@ good_guest_start() {
 
 # assert_good_guest WHAT: the well-behaved guest has not failed so far.
 assert_good_guest() {
-	grep -q failed "$WORK/good.status" &&
-		fail "the well-behaved guest (dom $GOOD_DOMID) failed during $1"
+	grep -q '^failed' "$WORK/good.status" &&
+		fail "the well-behaved guest (dom $GOOD_DOMID) failed during" \
+			"$1$(sed -n 's/^failed\(: .*\)/\1/p' "$WORK/good.status")"
 	return 0
 }
 
@@ -834,7 +911,7 @@ good_guest_stop() {
 	: >"$WORK/stop-good"
 	wait "$GOOD_PID"
 	assert_good_guest "the test"
-	GOOD_RUNS=$(grep -c ok "$WORK/good.status")
+	GOOD_RUNS=$(grep -c '^ok$' "$WORK/good.status")
 	[ "$GOOD_RUNS" -ge "$1" ] ||
 		fail "the well-behaved guest completed only $GOOD_RUNS runs"
 }

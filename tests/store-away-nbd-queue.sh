@@ -83,7 +83,8 @@ assert_verified 5
 [ "$(cat "$WORK/proxy.sock.count")" -ge 2 ] ||
 	fail "the second queue never connected through the proxy"
 stall_probe_stop 100
-note "the main loop's worst wait: $STALL_WORST_MS ms; $(grep -o 'verified OK.*' "$WORK/front-5.out" | head -n 1)"
+note "the main loop's worst wait: $STALL_WORST_MS ms;" \
+	"$(grep -o 'MB/s, IOPS.*' "$WORK/front-5.out" | head -n 1)"
 busy_guests_wait
 stop_within 5
 exit 0

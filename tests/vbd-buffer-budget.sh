@@ -23,7 +23,7 @@ for d in 1 2; do
 		cat "$WORK/front-$d.out" >&2
 		fail "guest $d failed under the buffer budget"
 	}
-	grep -q "verified OK" "$WORK/front-$d.out" || fail "guest $d not verified"
+	expect_verified "$WORK/front-$d.out" "guest $d under the buffer budget"
 done
 for d in 1 2; do
 	wait_file_line "$WORK/blkbackd.log" \

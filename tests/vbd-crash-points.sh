@@ -75,8 +75,7 @@ for point in $POINTS; do
 			cat "$WORK/front-$d.out" >&2
 			fail "$point/$sig: the guest failed across the crash"
 		}
-		grep -q "verified OK" "$WORK/front-$d.out" ||
-			fail "$point/$sig: guest $d not verified"
+		expect_verified "$WORK/front-$d.out" "$point/$sig: guest $d"
 		! grep "without their event" "$WORK/front-$d.out" >&2 ||
 			fail "$point/$sig: the guest missed an event"
 		note "$point/$sig: the guest rode through"

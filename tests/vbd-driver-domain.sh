@@ -50,7 +50,7 @@ wait "$front" || {
 	cat "$WORK/front-1.out" >&2
 	fail "dom 1: the guest failed"
 }
-grep -q "verified OK" "$WORK/front-1.out" || fail "dom 1: not verified"
+expect_verified "$WORK/front-1.out" "dom 1"
 
 # A missing image: Closing with the reason, not InitWait (dom0's xl would
 # wait in vain for a script to report it). The attach itself times out.

@@ -65,13 +65,14 @@ fails_promptly() {
 	shift 3
 	p_out=$WORK/front-$p_dom.out
 	hold_start "$p_dom" --timeout-ms 20000 --hold "$@"
-	wait_file_line "$p_out" "FAILED:\|CONNECTED" 15 ||
+	wait_file_line "$p_out" "CONNECTED" 15 ||
 		fail "$p_what: no answer within 15 s: $(cat "$p_out")"
-	grep -q "FAILED: .* $p_op id .*status -1" "$p_out" || {
+	grep -q "^fact check=workload case=error-answer op=$p_op .* status=ERROR$" \
+		"$p_out" || {
 		cat "$p_out" >&2
 		fail "$p_what: the guest did not get an error answer to a $p_op"
 	}
-	note "$p_what: $(grep -o "FAILED: .*status -1" "$p_out")"
+	note "$p_what: $(sed -n 's/^fact check=workload case=//p' "$p_out")"
 	p_op=$(echo "$p_op" | tr '[:upper:]' '[:lower:]')
 	$CTL --json stats "$p_dom/51712" >"$WORK/stats.json" ||
 		fail "blkbackctl stats $p_dom failed"
@@ -126,9 +127,10 @@ fuse_image bad --filter=ddrescue file "$WORK/bad.base" \
 guest_on 3 "$WORK/bad/disk.img" --mode r
 fails_promptly 3 READ "a bad region" --seed "$SEED" --preexisting \
 	--sequential --queues 1 --depth 1 --bs 4096 --ops 1000
-grep -q "FAILED: .* READ id [0-9]* sector 2048 " "$WORK/front-3.out" ||
+grep -q "^fact check=workload case=error-answer op=READ sector=2048 " \
+	"$WORK/front-3.out" ||
 	fail "the first failed read is not at the bad region (sector 2048):" \
-		"$(grep FAILED "$WORK/front-3.out")"
+		"$(grep '^fact' "$WORK/front-3.out")"
 
 # ---- the same, through the daemon's NBD backend ----
 write_pattern "$WORK/nbd.base" "$SECTORS" "$SEED"
@@ -180,9 +182,10 @@ blkfront 5 --seed "$SEED" --ops 100 --preexisting >/dev/null
 truncate -s 8M "$WORK/d5.img"
 fails_promptly 5 READ "a truncated image" --seed "$SEED" --preexisting \
 	--sequential --queues 1 --depth 1 --bs 65536 --ops 1000
-grep -q "FAILED: .* READ id [0-9]* sector 16384 " "$WORK/front-5.out" ||
+grep -q "^fact check=workload case=error-answer op=READ sector=16384 " \
+	"$WORK/front-5.out" ||
 	fail "the first failed read is not at the new end (sector 16384):" \
-		"$(grep FAILED "$WORK/front-5.out")"
+		"$(grep '^fact' "$WORK/front-5.out")"
 size=$(stat -c %s "$WORK/d5.img")
 [ "$size" -eq 8388608 ] || fail "the truncated image grew to $size bytes"
 

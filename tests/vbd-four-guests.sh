@@ -15,8 +15,9 @@ out=$WORK/xensim.out
 rc=$?
 cat "$out"
 [ "$rc" -eq 0 ] || fail "xensim run failed (exit $rc)"
-n=$(grep -c "^xensim-blkfront: dom [1-4] xvda: .*verified OK" "$out")
-[ "$n" -eq 4 ] || fail "$n of 4 guests verified"
+n=$(grep -c "^fact check=verify case=summary " "$out")
+[ "$n" -eq 4 ] || fail "$n of 4 guests reported what they read back"
+expect_verified "$out" "4 guests"
 # Each guest ran the barrier, flush-with-data and discard checks first;
 # xensim prints the guests' reports one after another.
 for check in barrier:barrier_facts flush-data:flush_data_facts \

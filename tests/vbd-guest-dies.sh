@@ -30,7 +30,7 @@ kill "$victim" 2>/dev/null
 assert_daemon_alive
 
 blkfront_wait 2 "$survivor" "the other guest failed while dom 1 died"
-grep -q "verified OK" "$WORK/front-2.out" || fail "guest 2 not verified"
+expect_verified "$WORK/front-2.out" "guest 2 while dom 1 died"
 
 # A guest that arrives afterwards is served too.
 assert_still_serving 3 8M

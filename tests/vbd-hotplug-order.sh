@@ -71,8 +71,7 @@ finished() {
 		cat "$WORK/front-$1.out" >&2
 		fail "dom $1: the guest failed"
 	}
-	grep -q "verified OK" "$WORK/front-$1.out" ||
-		fail "dom $1: not verified"
+	expect_verified "$WORK/front-$1.out" "dom $1"
 }
 
 note "the frontend is ready 4 s before the script runs"

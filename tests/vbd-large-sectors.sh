@@ -28,7 +28,7 @@ grep -q "sector-size 4096, 4096 sectors" "$WORK/front-1.out" ||
 assert_node "$(be_path 1)/sector-size" 4096
 pss=$(xs_read "$(be_path 1)/physical-sector-size")
 [ $((pss % 4096)) -eq 0 ] || fail "physical-sector-size $pss"
-grep -q "verified OK" "$WORK/front-1.out" || fail "not verified"
+expect_verified "$WORK/front-1.out" "4096-byte sectors"
 write_pattern "$WORK/expected" $((16 * 2048)) 44
 cmp "$WORK/expected" "$LOOP" || fail "the device differs from the pattern"
 detach 1

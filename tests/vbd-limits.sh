@@ -59,8 +59,8 @@ blkfront_bg 2 --seconds 5 --depth 8 --verify
 p2=$BG_PID
 blkfront_wait 1 "$p1"
 blkfront_wait 2 "$p2"
-i1=$(field "$WORK/front-1.out" 'IOPS \([0-9]*\),')
-i2=$(field "$WORK/front-2.out" 'IOPS \([0-9]*\),')
+i1=$(field "$WORK/front-1.out" 'IOPS \([0-9]*\) (bs')
+i2=$(field "$WORK/front-2.out" 'IOPS \([0-9]*\) (bs')
 note "limited to $IOPS: $i1 IOPS; unlimited neighbour: $i2 IOPS"
 within "$i1" $((IOPS * 6 / 10)) $((IOPS * 14 / 10)) ||
 	fail "dom 1 ran $i1 IOPS under a limit of $IOPS"
@@ -179,7 +179,7 @@ grep -q "connected: .* 2 queues" "$WORK/front-1.out" ||
 	fail "dom 1 did not get two queues: $(connected_line 1)"
 grep -q "vbd 1/51712: queue 1 on worker 1" "$WORK/blkbackd.log" ||
 	fail "dom 1's queues are not on two workers"
-i1=$(field "$WORK/front-1.out" 'IOPS \([0-9]*\),')
+i1=$(field "$WORK/front-1.out" 'IOPS \([0-9]*\) (bs')
 note "two queues limited to 120 together: $i1 IOPS"
 within "$i1" 72 168 || fail "two queues ran $i1 IOPS under a limit of 120"
 no_errors 1/51712

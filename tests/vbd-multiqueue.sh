@@ -34,8 +34,9 @@ case $(stat_of 1) in
 *) fail "backend did not bind both queues' ports: $(stat_of 1)" ;;
 esac
 hold_end
-grep -q "verified OK (bs 32768, depth 16 x 2 queues" "$WORK/front-1.out" ||
-	fail "2 queues not verified"
+grep -q "(bs 32768, depth 16 x 2 queues" "$WORK/front-1.out" ||
+	fail "the run did not use 2 queues at depth 16"
+expect_verified "$WORK/front-1.out" "2 queues"
 cmp "$WORK/expected" "$WORK/d1.img" ||
 	fail "image written through 2 queues differs from the pattern"
 # The daemon spreads a device's queues over its workers and its log says
@@ -58,8 +59,9 @@ attach 2
 assert_node "$(be_path 2)/multi-queue-max-queues" 4
 blkfront 2 --queues 4 --fill --bs 16384 --depth 8 --ops 4000 --verify \
 	--seed 8 >/dev/null
-grep -q "verified OK (bs 16384, depth 8 x 4 queues" "$WORK/front-2.out" ||
-	fail "4 queues not verified"
+grep -q "(bs 16384, depth 8 x 4 queues" "$WORK/front-2.out" ||
+	fail "the run did not use 4 queues at depth 8"
+expect_verified "$WORK/front-2.out" "4 queues"
 cmp "$WORK/expected" "$WORK/d2.img" ||
 	fail "image written through 4 queues differs from the pattern"
 

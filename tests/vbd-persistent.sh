@@ -36,8 +36,7 @@ for mode in yes no; do
 	esac
 	note "persistent $mode: $m grants mapped while connected"
 	hold_end
-	grep -q "verified OK" "$WORK/front-1.out" ||
-		fail "persistent $mode: not verified"
+	expect_verified "$WORK/front-1.out" "persistent $mode"
 	case $mode in
 	yes) want=persistent ;;
 	no) want=per-request ;;

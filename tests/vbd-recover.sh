@@ -30,8 +30,7 @@ refused() {
 # old error is gone.
 recovered() {
 	blkfront "$1" --ops 200 --verify >/dev/null
-	grep -q "verified OK" "$WORK/front-$1.out" ||
-		fail "dom $1: not verified"
+	expect_verified "$WORK/front-$1.out" "dom $1 after recovery"
 	xs_read "$(be_path "$1")/error" >/dev/null &&
 		fail "dom $1: a stale error node after recovery"
 	return 0

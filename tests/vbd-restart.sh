@@ -23,7 +23,7 @@ wait_file_line "$WORK/blkbackd.log" "vbd 1/51712: connected" 10 ||
 	fail "the restarted daemon did not reconnect the running guest"
 
 blkfront_wait 1 "$front" "the guest's workload failed across the restart"
-grep -q "verified OK" "$WORK/front-1.out" || fail "guest 1 not verified"
+expect_verified "$WORK/front-1.out" "guest 1 across the restart"
 [ "$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")" -ge 2 ] ||
 	fail "expected a connect by each daemon instance"
 assert_daemon_alive

@@ -40,8 +40,7 @@ assert_node "$lx/params" "aio:$WORK/d2.img"
 assert_node "$lx/type" vbd3
 assert_node "$lx/state" 1
 blkfront 2 --ops 400 --verify >/dev/null
-grep -q "verified OK" "$WORK/front-2.out" ||
-	fail "the tap disk's guest did not verify: $(cat "$WORK/front-2.out")"
+expect_verified "$WORK/front-2.out" "the tap disk's guest"
 grep -q "vbd3 2/51712" "$WORK/blkbackd.log" ||
 	fail "the log does not name the device vbd3 2/51712"
 detach 2 xvda --backendtype tap

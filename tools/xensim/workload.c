@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "libblk/xenbus.h"
+#include "tools/xensim/workload-check.h"
 
 #define SECT WORKLOAD_SECTOR
 #define PAGE BLKIF_PAGE_SIZE
@@ -225,27 +226,54 @@ static void poison_io_pages(const struct shared *sh, const struct io *io)
 		       PAGE);
 }
 
+/* The byte the pattern puts at @byte of 512-byte sector @sector. */
+static uint8_t pattern_byte(uint64_t seed, uint64_t sector, uint32_t byte)
+{
+	uint64_t w[SECT / 8];
+
+	fill_sector(seed, sector, w);
+	return ((const uint8_t *)w)[byte];
+}
+
 /*
- * Verify what a READ brought in; -1 if all good, else the bad sector (in
- * 512-byte units, as the pattern numbers them).
+ * Compare what a READ brought in with the pattern; true if all of it
+ * matches, else the first wrong byte in @m.
  */
-static int64_t check_io_pages(const struct shared *sh, const struct io *io,
-			      long *byte)
+static bool compare_io_pages(const struct shared *sh, const struct io *io,
+			     struct workload_mismatch *m)
 {
 	uint64_t unit = io->sector * sh->units;
 
 	for (unsigned int i = 0; i < io->nseg; i++) {
 		uint32_t n = segment_sectors(&io->seg[i]) * sh->units;
-		long bad = workload_check_pattern(
-			sh->p->seed, unit, segment_data(sh, &io->seg[i]), n);
+		const uint8_t *data = segment_data(sh, &io->seg[i]);
+		long bad = workload_check_pattern(sh->p->seed, unit, data, n);
 
 		if (bad >= 0) {
-			*byte = bad % SECT;
-			return (int64_t)(unit + (uint64_t)bad / SECT);
+			*m = (struct workload_mismatch){
+				.found = true,
+				.sector = unit + (uint64_t)bad / SECT,
+				.byte = (uint32_t)(bad % SECT),
+				.got = data[bad],
+			};
+			m->expected =
+				pattern_byte(sh->p->seed, m->sector, m->byte);
+			return false;
 		}
 		unit += n;
 	}
-	return -1;
+	return true;
+}
+
+/* Keep the lower of two mismatches in @first. */
+static void keep_first(struct workload_mismatch *first,
+		       const struct workload_mismatch *m)
+{
+	if (!m->found)
+		return;
+	if (!first->found || m->sector < first->sector ||
+	    (m->sector == first->sector && m->byte < first->byte))
+		*first = *m;
 }
 
 static const char *op_name(uint8_t op)
@@ -349,27 +377,23 @@ static int timed_out(struct run *r, int timeout_ms)
 	return -ETIMEDOUT;
 }
 
-static int account_read(struct run *r, const struct io *io, const char *desc)
+/* Count a READ's bytes and, with verify, compare its data. */
+static void account_read(struct run *r, const struct io *io)
 {
 	const struct shared *sh = r->sh;
-	long byte = 0;
-	int64_t bad;
+	struct workload_mismatch m;
 
 	r->st.bytes_read += (uint64_t)io->nsect * sh->ss;
 	if (!sh->p->verify)
-		return 0;
-	bad = check_io_pages(sh, io, &byte);
-	if (bad >= 0) {
-		say(r->why, sizeof(r->why),
-		    "%s: data mismatch at 512-byte sector %" PRId64 " byte %ld",
-		    desc, bad, byte);
-		return -EIO;
-	}
-	r->st.verified_bytes += (uint64_t)io->nsect * sh->ss;
-	return 0;
+		return;
+	r->st.blocks_compared++;
+	if (compare_io_pages(sh, io, &m))
+		return;
+	r->st.blocks_mismatched++;
+	keep_first(&r->st.first, &m);
 }
 
-/* Complete one response: account, verify, mark written. */
+/* Complete one response: account, compare, mark written. */
 static int complete_one(struct run *r, int timeout_ms)
 {
 	struct frontend_response rsp = { 0 };
@@ -401,6 +425,11 @@ static int complete_one(struct run *r, int timeout_ms)
 	io->busy = false;
 	describe_io(r, io, desc, sizeof(desc));
 	if (rsp.status != BLKIF_RSP_OKAY) {
+		r->st.error = (struct workload_answer){ .found = true,
+							.op = io->op,
+							.sector = io->sector,
+							.sectors = io->nsect,
+							.status = rsp.status };
 		say(r->why, sizeof(r->why), "%s: status %d", desc, rsp.status);
 		return -EIO;
 	}
@@ -408,10 +437,12 @@ static int complete_one(struct run *r, int timeout_ms)
 	switch (io->op) {
 	case BLKIF_OP_WRITE:
 		r->st.bytes_written += (uint64_t)io->nsect * r->sh->ss;
+		r->st.blocks_written++;
 		r->sh->written[io->sector / r->sh->nsect] = 1;
 		return 0;
 	case BLKIF_OP_READ:
-		return account_read(r, io, desc);
+		account_read(r, io);
+		return 0;
 	default:
 		r->st.flushes++;
 		return 0;
@@ -642,7 +673,12 @@ static void merge_stats(struct workload_stats *st, const struct run *r)
 	st->bytes_read += r->st.bytes_read;
 	st->ops += r->st.ops;
 	st->flushes += r->st.flushes;
-	st->verified_bytes += r->st.verified_bytes;
+	st->blocks_written += r->st.blocks_written;
+	st->blocks_compared += r->st.blocks_compared;
+	st->blocks_mismatched += r->st.blocks_mismatched;
+	keep_first(&st->first, &r->st.first);
+	if (!st->error.found)
+		st->error = r->st.error;
 	st->indirect_ops += r->st.indirect_ops;
 }
 
@@ -707,4 +743,36 @@ int workload_run(struct frontend *fe, const struct workload_params *p,
 	free(runs);
 	free(sh.written);
 	return ret;
+}
+
+void workload_report_verify(const struct workload_stats *st, FILE *out)
+{
+	const struct workload_mismatch *m = &st->first;
+
+	fprintf(out,
+		"fact check=verify case=summary written=%" PRIu64
+		" compared=%" PRIu64 " mismatched=%" PRIu64,
+		st->blocks_written, st->blocks_compared, st->blocks_mismatched);
+	if (m->found)
+		fprintf(out,
+			" first=%" PRIu64 ":%u expected=0x%02x got=0x%02x\n",
+			m->sector, m->byte, m->expected, m->got);
+	else
+		fputs(" first=- expected=- got=-\n", out);
+	fflush(out);
+}
+
+void workload_report_error(const struct workload_stats *st, FILE *out)
+{
+	const struct workload_answer *a = &st->error;
+	char buf[8];
+
+	if (!a->found)
+		return;
+	fprintf(out,
+		"fact check=workload case=error-answer op=%s sector=%" PRIu64
+		" sectors=%u status=%s\n",
+		op_name(a->op), a->sector, a->sectors,
+		check_status_name(a->status, buf));
+	fflush(out);
 }

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * xensim-blkfront: one simulated guest disk driver. Connects to the vbd of
- * a simulated domain, runs a verified workload and/or named checks, prints
- * one machine-readable result line and exits non-zero on any failure.
+ * a simulated domain, runs a workload and/or named checks, prints one
+ * machine-readable result line and what it saw as facts (workload.h,
+ * workload-check.h) for the test to judge, and exits non-zero only when it
+ * could not do its work (a connection refused, an error response, an
+ * answer that never came).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -74,7 +77,13 @@ static void usage(FILE *f)
 		"exit without closing "
 		"(a dead guest).\n"
 		"Features default to auto: use what the backend offers, as "
-		"Linux blkfront does.\n",
+		"Linux blkfront does.\n"
+		"--verify: compare every block read with what was written and "
+		"print the counts\n"
+		"        as 'fact check=verify case=summary ...'; a mismatch "
+		"is reported, not\n"
+		"        judged (the exit status says only whether the run "
+		"could be done).\n",
 		workload_check_names(), workload_attack_names());
 }
 
@@ -395,14 +404,13 @@ static void print_result(const struct options *o,
 	double s = st->seconds > 0 ? st->seconds : 1e-9;
 
 	printf("xensim-blkfront: dom %u %s: wrote %.1f MiB read %.1f MiB in "
-	       "%.2f s: %.1f MB/s, %.1f MB/s, IOPS %.0f, %s (bs %u, depth %u "
+	       "%.2f s: %.1f MB/s, %.1f MB/s, IOPS %.0f (bs %u, depth %u "
 	       "x %u queue%s, %" PRIu64 " indirect requests, cpu %.2f s)\n",
 	       o->domid, o->vdev, st->bytes_written / 1048576.0,
 	       st->bytes_read / 1048576.0, st->seconds,
 	       st->bytes_written / 1e6 / s, st->bytes_read / 1e6 / s,
-	       st->ops / s, o->wl.verify ? "verified OK" : "not verified",
-	       st->bs, st->depth, st->queues, st->queues == 1 ? "" : "s",
-	       st->indirect_ops, cpu);
+	       st->ops / s, st->bs, st->depth, st->queues,
+	       st->queues == 1 ? "" : "s", st->indirect_ops, cpu);
 	if (st->unannounced)
 		printf("xensim-blkfront: dom %u %s: %" PRIu64 " %s\n", o->domid,
 		       o->vdev, st->unannounced,
@@ -431,9 +439,14 @@ static int run(struct frontend *fe, struct options *o, char *why,
 		double cpu = cpu_seconds();
 
 		ret = workload_run(fe, &o->wl, &st, why, why_len);
-		if (ret < 0)
+		if (ret < 0) {
+			workload_report_error(&st, stdout);
 			return ret;
+		}
 		print_result(o, &st, cpu_seconds() - cpu);
+		/* Only for a run done: a test may take it for one. */
+		if (o->wl.verify)
+			workload_report_verify(&st, stdout);
 	}
 	if (o->hold)
 		hold_connection(fe);
