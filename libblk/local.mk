@@ -15,6 +15,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/journal.h libblk/journal.c \
 	libblk/stats.h libblk/stats.c \
 	libblk/throttle.h libblk/throttle.c \
+	libblk/dirty.h libblk/dirty.c \
 	libblk/conn.c libblk/io.c \
 	libblk/backend.h libblk/backend-file.c \
 	libblk/backend-nbd.h libblk/backend-nbd.c \

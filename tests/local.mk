@@ -15,6 +15,13 @@ tests_test_parse_LDADD = libblk/libblk.la
 tests_test_throttle_SOURCES = tests/test-throttle.c tests/check.h
 tests_test_throttle_LDADD = libblk/libblk.la
 
+# The dirty-block map of a live move, with markers on threads.
+TESTS += tests/test-dirty
+check_PROGRAMS += tests/test-dirty
+tests_test_dirty_SOURCES = tests/test-dirty.c tests/check.h
+tests_test_dirty_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_dirty_LDADD = libblk/libblk.la -lpthread
+
 # The capabilities each kind of image declares (libblk/backend.h).
 TESTS += tests/test-image-caps
 check_PROGRAMS += tests/test-image-caps
