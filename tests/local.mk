@@ -70,6 +70,14 @@ tests_test_vbd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
 tests_test_vbd_LDADD = libblk/libblk.la tools/xensim/libxensim.la \
 	$(XENSTORE_LIBS) $(SYSTEMD_LIBS) $(INIH_LIBS) -lpthread
 
+# A live move's record: durable, and never read from a damaged file.
+TESTS += tests/test-move-record
+check_PROGRAMS += tests/test-move-record
+tests_test_move_record_SOURCES = tests/test-move-record.c tests/check.h \
+	blkbackd/move-record.c blkbackd/move-record.h
+tests_test_move_record_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
+	$(XENGNTTAB_CFLAGS)
+
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh
 EXTRA_DIST += tests/daemon-refuses.sh
