@@ -5,6 +5,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/request.h libblk/request.c \
 	libblk/ring.h libblk/ring.c \
 	libblk/image.h libblk/image.c libblk/image-snapshot.c \
+	libblk/image-internal.h libblk/image-copy.h libblk/image-copy.c \
 	libblk/grant_copy.h libblk/grant_copy.c \
 	libblk/bounce.h libblk/bounce.c libblk/budget.h \
 	libblk/fixed.h libblk/fixed.c \

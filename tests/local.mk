@@ -22,6 +22,13 @@ tests_test_dirty_SOURCES = tests/test-dirty.c tests/check.h
 tests_test_dirty_CFLAGS = $(AM_CFLAGS) -pthread
 tests_test_dirty_LDADD = libblk/libblk.la -lpthread
 
+# Copying an image into a new one, holes kept, and the moved-to mark
+# (files on a filesystem with user attributes: /var/tmp).
+TESTS += tests/test-image-copy
+check_PROGRAMS += tests/test-image-copy
+tests_test_image_copy_SOURCES = tests/test-image-copy.c tests/check.h
+tests_test_image_copy_LDADD = libblk/libblk.la
+
 # The capabilities each kind of image declares (libblk/backend.h).
 TESTS += tests/test-image-caps
 check_PROGRAMS += tests/test-image-caps
