@@ -67,7 +67,8 @@ VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
 	blkbackd/vbd-stats.c blkbackd/vbd-xenstat.c blkbackd/vbd-quiesce.c \
 	blkbackd/vbd-quiesce.h blkbackd/opener.c blkbackd/host-errors.c \
 	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
-	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c
+	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c \
+	blkbackd/vbd-move.c blkbackd/vbd-move.h blkbackd/move-record.c
 tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h $(VBD_UNIT_SOURCES)
 tests_test_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
