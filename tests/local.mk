@@ -207,10 +207,14 @@ INTEGRATION_TESTS = \
 	tests/vbd-snapshot.sh \
 	tests/vbd-snapshot-refusals.sh \
 	tests/snapshot-pause.sh
+# Live moves (blkbackctl move).
+INTEGRATION_TESTS += tests/vbd-move.sh tests/vbd-move-cancel.sh \
+	tests/move-pause.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-control.sh tests/control-client.py \
 	tests/lib-snapshot.sh tests/snapshot-check.py \
+	tests/lib-move.sh \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
 
