@@ -49,6 +49,15 @@ done
 [ -f "$DIR/new1.img" ] || fail "the move did not create its DEST"
 [ -f "$RECORDS/1-51712" ] || fail "the move has no record"
 daemon_has_open "$DIR/new1.img" || fail "the daemon does not have DEST open"
+# Its progress, as an operator sees it.
+$CTL list >"$WORK/list.txt" || fail "list"
+grep -q "^1/51712 (.*) moving to $DIR/new1.img: copying, [0-9.]* of 64.0 MiB copied" \
+	"$WORK/list.txt" || fail "list printed: $(cat "$WORK/list.txt")"
+$CTL metrics >"$WORK/metrics.prom" || fail "metrics"
+grep -q '^blkbackd_move_remaining_bytes{.*domid="1".*} [1-9][0-9]*$' \
+	"$WORK/metrics.prom" || fail "metrics: $(grep move "$WORK/metrics.prom")"
+grep -q '^blkbackd_move_switch_pause_seconds' "$WORK/metrics.prom" &&
+	fail "metrics: a switch pause before the switch"
 refused 1/xvda "$DIR/other.img" "vbd 1/51712: a move of it is under way" \
 	"a second move"
 [ ! -e "$DIR/other.img" ] || fail "a refused move left $DIR/other.img"

@@ -54,6 +54,16 @@ $CTL list >"$WORK/list.txt" || fail "list"
 grep -q "^1/51712 (.*) moved to $DST after [0-9]* pass[es]*: the guest paused" \
 	"$WORK/list.txt" || fail "list printed: $(cat "$WORK/list.txt")"
 grep -q " $DST\$" "$WORK/list.txt" || fail "list names not $DST: $(cat "$WORK/list.txt")"
+$CTL --json list >"$WORK/list.json" || fail "list"
+[ "$(json "$WORK/list.json" 'd["devices"][0]["move"]["phase"]')" = switched ] ||
+	fail "list --json: $(cat "$WORK/list.json")"
+$CTL metrics >"$WORK/metrics.prom" || fail "metrics"
+grep -q '^blkbackd_move_copied_bytes{.*domid="1".*} [0-9]*$' "$WORK/metrics.prom" ||
+	fail "metrics: $(grep move "$WORK/metrics.prom")"
+grep -q '^blkbackd_move_remaining_bytes{.*domid="1".*} 0$' "$WORK/metrics.prom" ||
+	fail "metrics: $(grep move "$WORK/metrics.prom")"
+grep -q '^blkbackd_move_switch_pause_seconds{.*domid="1".*} 0\.[0-9e-]*$' \
+	"$WORK/metrics.prom" || fail "metrics: $(grep move "$WORK/metrics.prom")"
 $CTL stats 1/xvda >"$WORK/stats.txt" || fail "stats"
 grep -q "^  moved to $DST" "$WORK/stats.txt" ||
 	fail "stats printed: $(cat "$WORK/stats.txt")"
