@@ -209,6 +209,7 @@ INTEGRATION_TESTS = \
 	tests/snapshot-pause.sh
 # Live moves (blkbackctl move).
 INTEGRATION_TESTS += tests/vbd-move.sh tests/vbd-move-cancel.sh \
+	tests/vbd-move-rbd.sh \
 	tests/move-pause.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \

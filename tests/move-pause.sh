@@ -63,7 +63,7 @@ if during <= 0:
 if not 0 < m["pause_ms"] < 5000:
     sys.exit("a pause of %s ms" % m["pause_ms"])
 print("move-pause: a %s MiB image moved at up to %.0f MiB/s in %.2f s, %d "
-      "passes, under depth-8 writes" % (mib, m["bytes_per_second"] / 2**20,
+      "pass(es), under depth-8 writes" % (mib, m["bytes_per_second"] / 2**20,
                                         (end - start) / 1e9, m["passes"]))
 print("move-pause: the guest wrote %.0f pages/s before, %.0f during: %.0f %%"
       % (before, during, 100 * during / before))
