@@ -581,6 +581,13 @@ static void switch_hook(void *arg, struct vbd *v)
 	m->switched = true;
 	snprintf(v->image_path, sizeof(v->image_path), "%s", m->dest);
 	set_dirty(v, NULL);
+	/* As at its connect: QEMU stays away from the file DEST too (no one
+	 * else has a file this move just made open). */
+	if (blk_image_lock_like_qemu(&v->image) < 0)
+		vbd_log(v, LOG_WARNING, 0,
+			"cannot keep QEMU away from %s: something opened it "
+			"meanwhile",
+			m->dest);
 }
 
 static void switched(struct vbd_move *m, struct vbd *v,
