@@ -203,18 +203,46 @@ static bool all_zero(const uint8_t *buf, uint64_t len)
 	return buf[0] == 0 && memcmp(buf, buf + 1, len - 1) == 0;
 }
 
-/*
- * Write [@off, +@len) of @buf (read from the source) into @dst; with
- * @sparse, all zeros go in as a hole instead.
- */
+/* Write [@off, +@len) of @buf (read from the source) into @dst. */
 static int put_range(struct blk_image *dst, uint64_t off, uint64_t len,
-		     uint8_t *buf, bool sparse)
+		     const uint8_t *buf)
 {
-	if (sparse && all_zero(buf, len))
-		return zero_range(dst, off, len, buf);
 	if (dst->rbd)
 		return blk_rbd_write(dst->rbd, off, len, buf);
 	return write_all(dst->fd, off, len, buf);
+}
+
+/* The bytes of the block at @pos (the last one may be short). */
+static uint64_t block_at(uint64_t pos, uint64_t end)
+{
+	return end - pos < HOLE_ALIGN ? end - pos : HOLE_ALIGN;
+}
+
+/*
+ * As put_range(), but the blocks of zeros (a source that cannot tell its
+ * holes reads them so) go in as holes: each run of blocks alike in one
+ * call.
+ */
+static int put_sparse(struct blk_image *dst, uint64_t off, uint64_t len,
+		      uint8_t *buf)
+{
+	uint64_t pos = off, end = off + len;
+
+	while (pos < end) {
+		bool zero = all_zero(buf + (pos - off), block_at(pos, end));
+		uint64_t run = pos + block_at(pos, end);
+		int ret;
+
+		while (run < end &&
+		       all_zero(buf + (run - off), block_at(run, end)) == zero)
+			run += block_at(run, end);
+		ret = zero ? zero_range(dst, pos, run - pos, buf + (pos - off))
+			   : put_range(dst, pos, run - pos, buf + (pos - off));
+		if (ret < 0)
+			return ret;
+		pos = run;
+	}
+	return 0;
 }
 
 static uint64_t round_down(uint64_t x)
@@ -273,7 +301,7 @@ static int copy_sparse(struct blk_image *src, struct blk_image *dst,
 		ret = read_all(src->fd, data, stop - data, buf + (data - off));
 		if (ret == 0)
 			ret = put_range(dst, data, stop - data,
-					buf + (data - off), false);
+					buf + (data - off));
 		if (ret < 0)
 			return ret;
 		pos = stop;
@@ -297,7 +325,7 @@ int blk_image_copy_range(struct blk_image *src, struct blk_image *dst,
 	if (!src->rbd && !src->blockdev)
 		return copy_sparse(src, dst, off, len, buf);
 	ret = read_range(src, off, len, buf);
-	return ret < 0 ? ret : put_range(dst, off, len, buf, true);
+	return ret < 0 ? ret : put_sparse(dst, off, len, buf);
 }
 
 /* ---- durability and the mark ---- */

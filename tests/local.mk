@@ -28,6 +28,8 @@ TESTS += tests/test-image-copy
 check_PROGRAMS += tests/test-image-copy
 tests_test_image_copy_SOURCES = tests/test-image-copy.c tests/check.h
 tests_test_image_copy_LDADD = libblk/libblk.la
+TESTS += tests/image-copy-rbd.sh
+EXTRA_DIST += tests/image-copy-rbd.sh
 
 # The capabilities each kind of image declares (libblk/backend.h).
 TESTS += tests/test-image-caps

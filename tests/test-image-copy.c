@@ -16,6 +16,12 @@
  *    source again, writable or not, is -ESTALE with the message that
  *    names the target and the fix; removing the mark lets it open again;
  *  - the target is removed, and a second removal is -ENOENT.
+ *
+ * With the arguments `rbd CEPH_CONF` (tests/image-copy-rbd.sh, which
+ * starts a cluster), the same for RBD images in its pool "rbd": a file
+ * copied into a new image, that image into another (then marked, and
+ * refused with the rbd command that removes the mark), and that one into
+ * a file again, its unwritten ranges holes there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +32,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "libblk/backend-rbd.h"
 #include "libblk/image-copy.h"
 #include "libblk/image.h"
 #include "tests/check.h"
@@ -275,18 +282,135 @@ static void remove_target(struct blk_image *dst)
 	CHECK(strstr(why, dst_path) != NULL);
 }
 
-int main(void)
+/* ---- RBD ---- */
+
+static char conf[300];
+
+static void rbd_target(char *out, size_t len, const char *image)
+{
+	snprintf(out, len, "rbd:rbd/%s:conf=%s", image, conf);
+}
+
+/* The RBD image @img holds what the file at @path does. */
+static void check_rbd_same(struct blk_image *img, const char *path,
+			   uint8_t *buf)
+{
+	static uint8_t want[BLK_COPY_MAX];
+	int fd = open(path, O_RDONLY);
+	uint64_t diff = 0;
+
+	REQUIRE(fd >= 0);
+	for (uint64_t off = 0; off < IMAGE_BYTES; off += BLK_COPY_MAX) {
+		uint64_t len = IMAGE_BYTES - off < BLK_COPY_MAX
+				       ? IMAGE_BYTES - off
+				       : BLK_COPY_MAX;
+
+		REQUIRE_EQ(pread(fd, want, len, (off_t)off), (ssize_t)len);
+		REQUIRE_EQ(blk_rbd_read(img->rbd, off, len, buf), 0);
+		if (memcmp(want, buf, len))
+			diff++;
+	}
+	CHECK_EQ(diff, 0);
+	close(fd);
+}
+
+/* @src copied into the new RBD image @name, opened in @dst. */
+static void copy_into_rbd(struct blk_image *src, const char *name,
+			  struct blk_image *dst, uint8_t *buf)
+{
+	char target[400], why[512] = "";
+	struct blk_image other;
+
+	rbd_target(target, sizeof(target), name);
+	REQUIRE_EQ(blk_image_create_copy(src, target, BLK_CACHE_NONE, "vm", dst,
+					 why, sizeof(why)),
+		   0);
+	CHECK_EQ(dst->sectors, IMAGE_BYTES / 512);
+	/* Created with exclusive-lock, which the open took. */
+	CHECK(blk_rbd_single_writer(dst->rbd));
+	CHECK_EQ(blk_image_create_copy(src, target, BLK_CACHE_NONE, "vm",
+				       &other, why, sizeof(why)),
+		 -EEXIST);
+	copy_all(src, dst, buf);
+	CHECK_EQ(blk_image_flush(dst), 0);
+}
+
+static void rbd_mark(struct blk_image *src, const char *name, const char *dest)
+{
+	char target[400], why[512] = "", fix[200];
+	struct blk_image again;
+
+	rbd_target(target, sizeof(target), name);
+	REQUIRE_EQ(blk_image_mark_moved(src, dest, why, sizeof(why)), 0);
+	blk_image_close(src);
+	CHECK_EQ(blk_image_open(&again, target, true, BLK_CACHE_NONE, NULL),
+		 -ESTALE);
+	snprintf(fix, sizeof(fix),
+		 "remove the mark: rbd image-meta remove rbd/%s "
+		 "blkbackd.moved-to",
+		 name);
+	CHECK(strstr(again.detail, fix) != NULL);
+	CHECK(strstr(again.detail, dest) != NULL);
+	if (!strstr(again.detail, fix))
+		fprintf(stderr, "detail: %s\n", again.detail);
+}
+
+static int rbd_main(uint8_t *buf)
+{
+	struct blk_image file, a, b, back;
+	char why[512] = "", b_target[400];
+	const char *dir = check_make_dir("test-image-copy");
+
+	snprintf(src_path, sizeof(src_path), "%s/source", dir);
+	snprintf(dst_path, sizeof(dst_path), "%s/back", dir);
+	make_source();
+	REQUIRE_EQ(blk_image_open(&file, src_path, false, BLK_CACHE_NONE, "vm"),
+		   0);
+	copy_into_rbd(&file, "moved-a", &a, buf);
+	check_rbd_same(&a, src_path, buf);
+
+	copy_into_rbd(&a, "moved-b", &b, buf);
+	check_rbd_same(&b, src_path, buf);
+	rbd_target(b_target, sizeof(b_target), "moved-b");
+	rbd_mark(&a, "moved-a", b_target);
+
+	/* Back into a file: what the image never held stays a hole. */
+	REQUIRE_EQ(blk_image_create_copy(&b, dst_path, BLK_CACHE_NONE, "vm",
+					 &back, why, sizeof(why)),
+		   0);
+	copy_all(&b, &back, buf);
+	CHECK_EQ(blk_image_flush(&back), 0);
+	check_same(src_path, dst_path);
+	CHECK(hole_at(dst_path, 1 * MIB, 2 * MIB));
+	CHECK(allocated(dst_path) <= allocated(src_path));
+	blk_image_close(&back);
+
+	/* Open, it cannot be removed; closed, it can, once. */
+	CHECK_EQ(blk_image_remove(b_target, why, sizeof(why)), -EBUSY);
+	blk_image_close(&b);
+	CHECK_EQ(blk_image_remove(b_target, why, sizeof(why)), 0);
+	CHECK_EQ(blk_image_remove(b_target, why, sizeof(why)), -ENOENT);
+	blk_image_close(&file);
+	return check_done("test-image-copy (rbd)");
+}
+
+int main(int argc, char **argv)
 {
 	struct blk_image src, dst;
-	const char *dir = xattr_dir();
+	const char *dir;
 	void *buf = NULL;
 
+	REQUIRE_EQ(posix_memalign(&buf, 4096, BLK_COPY_MAX), 0);
+	if (argc == 3 && strcmp(argv[1], "rbd") == 0) {
+		snprintf(conf, sizeof(conf), "%s", argv[2]);
+		return rbd_main(buf);
+	}
+	dir = xattr_dir();
 	if (!dir)
 		return 77;
 	snprintf(src_path, sizeof(src_path), "%s/source", dir);
 	snprintf(dst_path, sizeof(dst_path), "%s/target", dir);
 	make_source();
-	REQUIRE_EQ(posix_memalign(&buf, 4096, BLK_COPY_MAX), 0);
 	REQUIRE_EQ(blk_image_open(&src, src_path, false, BLK_CACHE_NONE, "vm"),
 		   0);
 
