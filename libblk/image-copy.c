@@ -63,15 +63,9 @@ static int make_file(const char *dest, mode_t mode, uint64_t bytes, char *why,
 		return image_refuse(why, len, -EINVAL,
 				    "%s: give the target's absolute path",
 				    dest);
-	fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  mode);
+	fd = image_create_excl(dest, mode, "move", why, len);
 	if (fd < 0)
-		return image_refuse(why, len, -errno, "cannot create %s: %s%s",
-				    dest, strerror(errno),
-				    errno == EEXIST ? " (a move never replaces "
-						      "a file: remove it or "
-						      "give another name)"
-						    : "");
+		return fd;
 	/* The mode as the source's, whatever the umask took away. */
 	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)bytes) < 0 ||
 	    fsync(fd) < 0)
@@ -134,10 +128,12 @@ int blk_image_remove(const char *dest, char *why, size_t why_len)
 
 /* ---- copying ---- */
 
-static int read_all(int fd, uint64_t off, uint64_t len, uint8_t *buf)
+/* pread() or pwrite() the whole of [@off, +@len), however it is cut. */
+static int rw_all(int fd, bool write, uint64_t off, uint64_t len, uint8_t *buf)
 {
 	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
+		ssize_t n = write ? pwrite(fd, buf, len, (off_t)off)
+				  : pread(fd, buf, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -152,30 +148,12 @@ static int read_all(int fd, uint64_t off, uint64_t len, uint8_t *buf)
 	return 0;
 }
 
-static int write_all(int fd, uint64_t off, uint64_t len, const uint8_t *buf)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
 static int read_range(struct blk_image *img, uint64_t off, uint64_t len,
 		      uint8_t *buf)
 {
 	if (img->rbd)
 		return blk_rbd_read(img->rbd, off, len, buf);
-	return read_all(img->fd, off, len, buf);
+	return rw_all(img->fd, false, off, len, buf);
 }
 
 /*
@@ -194,7 +172,7 @@ static int zero_range(struct blk_image *dst, uint64_t off, uint64_t len,
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	memset(buf, 0, len);
-	return write_all(dst->fd, off, len, buf);
+	return rw_all(dst->fd, true, off, len, buf);
 }
 
 static bool all_zero(const uint8_t *buf, uint64_t len)
@@ -205,11 +183,11 @@ static bool all_zero(const uint8_t *buf, uint64_t len)
 
 /* Write [@off, +@len) of @buf (read from the source) into @dst. */
 static int put_range(struct blk_image *dst, uint64_t off, uint64_t len,
-		     const uint8_t *buf)
+		     uint8_t *buf)
 {
 	if (dst->rbd)
 		return blk_rbd_write(dst->rbd, off, len, buf);
-	return write_all(dst->fd, off, len, buf);
+	return rw_all(dst->fd, true, off, len, buf);
 }
 
 /* The bytes of the block at @pos (the last one may be short). */
@@ -298,7 +276,8 @@ static int copy_sparse(struct blk_image *src, struct blk_image *dst,
 		if (data == end)
 			break;
 		stop = next_hole(src->fd, data, end);
-		ret = read_all(src->fd, data, stop - data, buf + (data - off));
+		ret = rw_all(src->fd, false, data, stop - data,
+			     buf + (data - off));
 		if (ret == 0)
 			ret = put_range(dst, data, stop - data,
 					buf + (data - off));
