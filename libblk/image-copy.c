@@ -318,29 +318,34 @@ int blk_image_flush(struct blk_image *img)
 	return fdatasync(img->fd) < 0 ? -errno : 0;
 }
 
+#define NO_USER_ATTRIBUTES                                             \
+	" (its filesystem keeps no user attributes: nothing keeps it " \
+	"from being used again)"
+
 static int mark_file(struct blk_image *img, const char *dest, char *why,
 		     size_t len)
 {
+	int err;
+
 	if (img->blockdev)
 		return image_refuse(why, len, -EOPNOTSUPP,
-				    "a block device's node takes no extended "
-				    "attribute: nothing keeps it from being "
-				    "used again; take it out of use by hand");
-	if (fsetxattr(img->fd, BLK_MOVED_TO_XATTR, dest, strlen(dest), 0) < 0)
-		return image_refuse(why, len,
-				    errno == ENOTSUP ? -EOPNOTSUPP : -errno,
-				    "cannot set %s on the image: %s%s",
-				    BLK_MOVED_TO_XATTR, strerror(errno),
-				    errno == ENOTSUP ? " (its filesystem keeps "
-						       "no user "
-						       "attributes: nothing "
-						       "keeps it from "
-						       "being used again)"
-						     : "");
-	if (fsync(img->fd) < 0)
-		return image_refuse(why, len, -errno,
+				    "a block device keeps no mark (its node "
+				    "takes no user attribute): nothing keeps "
+				    "it from being used again; take it out of "
+				    "use by hand");
+	if (fsetxattr(img->fd, BLK_MOVED_TO_XATTR, dest, strlen(dest), 0) < 0) {
+		err = errno;
+		return image_refuse(
+			why, len, -err, "cannot set %s on the image: %s%s",
+			BLK_MOVED_TO_XATTR, strerror(err),
+			err == EOPNOTSUPP ? NO_USER_ATTRIBUTES : "");
+	}
+	if (fsync(img->fd) < 0) {
+		err = errno;
+		return image_refuse(why, len, -err,
 				    "cannot make the image's mark durable: %s",
-				    strerror(errno));
+				    strerror(err));
+	}
 	return 0;
 }
 
