@@ -15,7 +15,11 @@
  *  - flush, then the mark: its attribute names the target, and opening the
  *    source again, writable or not, is -ESTALE with the message that
  *    names the target and the fix; removing the mark lets it open again;
- *  - the target is removed, and a second removal is -ENOENT.
+ *  - the target is removed, and a second removal is -ENOENT;
+ *  - a move in miniature: a writer thread writes and discards a source
+ *    as a guest would, marking a dirty map (libblk/dirty.h) after each,
+ *    while passes copy what the map holds; after the writer stops and a
+ *    last pass, the target is the source, byte for byte.
  *
  * With the arguments `rbd CEPH_CONF` (tests/image-copy-rbd.sh, which
  * starts a cluster), the same for RBD images in its pool "rbd": a file
@@ -25,6 +29,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +40,7 @@
 #include <unistd.h>
 
 #include "libblk/backend-rbd.h"
+#include "libblk/dirty.h"
 #include "libblk/image-copy.h"
 #include "libblk/image.h"
 #include "tests/check.h"
@@ -282,6 +290,134 @@ static void remove_target(struct blk_image *dst)
 	CHECK(strstr(why, dst_path) != NULL);
 }
 
+/* ---- a move in miniature ---- */
+
+struct live {
+	struct blk_image *src;
+	struct blk_dirty *dm;
+	atomic_bool stop;
+	uint64_t writes, discards;
+};
+
+/* As a guest through the engine: each write or discard, then its mark. */
+static void *live_writer(void *arg)
+{
+	struct live *l = arg;
+	const uint64_t blocks = IMAGE_BYTES / 4096 - 16;
+	unsigned int seed = 11;
+	void *buf = NULL;
+
+	REQUIRE_EQ(posix_memalign(&buf, 4096, 16 * 4096), 0);
+	while (!atomic_load(&l->stop)) {
+		uint64_t off = (uint64_t)rand_r(&seed) % blocks * 4096;
+		uint64_t len = (1 + (uint64_t)rand_r(&seed) % 16) * 4096;
+
+		if (rand_r(&seed) % 8 == 0) {
+			REQUIRE_EQ(fallocate(l->src->fd,
+					     FALLOC_FL_PUNCH_HOLE |
+						     FALLOC_FL_KEEP_SIZE,
+					     (off_t)off, (off_t)len),
+				   0);
+			l->discards++;
+		} else {
+			memset(buf, 1 + (int)(l->writes % 250), len);
+			REQUIRE_EQ(pwrite(l->src->fd, buf, len, (off_t)off),
+				   (ssize_t)len);
+			l->writes++;
+		}
+		blk_dirty_mark(l->dm, off, len);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Copy [@first, +@n) chunks of @dm's. */
+static void copy_chunks(struct live *l, struct blk_image *dst, uint64_t first,
+			uint64_t n, void *buf)
+{
+	uint64_t chunk = blk_dirty_chunk(l->dm), off = first * chunk;
+	uint64_t end = (first + n) * chunk;
+
+	if (end > IMAGE_BYTES)
+		end = IMAGE_BYTES;
+	CHECK_EQ(blk_image_copy_range(l->src, dst, off, end - off, buf), 0);
+}
+
+/* One pass over the map, in runs of up to BLK_COPY_MAX; chunks copied. */
+static uint64_t copy_pass(struct live *l, struct blk_image *dst, void *buf)
+{
+	const uint64_t most = BLK_COPY_MAX / blk_dirty_chunk(l->dm);
+	int64_t c = blk_dirty_take(l->dm, 0);
+	uint64_t copied = 0;
+
+	while (c >= 0) {
+		uint64_t first = (uint64_t)c, n = 1;
+
+		while (n < most && (c = blk_dirty_take(l->dm, first + n)) ==
+					   (int64_t)(first + n))
+			n++;
+		if (n == most)
+			c = blk_dirty_take(l->dm, first + n);
+		copy_chunks(l, dst, first, n, buf);
+		copied += n;
+	}
+	return copied;
+}
+
+static uint64_t elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - since->tv_sec) * 1000 +
+	       (uint64_t)(now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static void live_copy(const char *dir, void *buf)
+{
+	static struct live l;
+	struct blk_image src, dst;
+	char why[512] = "";
+	struct timespec start;
+	uint64_t passes = 0, again = 0;
+	pthread_t writer;
+
+	snprintf(src_path, sizeof(src_path), "%s/live-source", dir);
+	snprintf(dst_path, sizeof(dst_path), "%s/live-target", dir);
+	make_source();
+	REQUIRE_EQ(blk_image_open(&src, src_path, false, BLK_CACHE_NONE, "vm"),
+		   0);
+	REQUIRE_EQ(blk_image_create_copy(&src, dst_path, BLK_CACHE_NONE, "vm",
+					 &dst, why, sizeof(why)),
+		   0);
+	l.src = &src;
+	REQUIRE_EQ(blk_dirty_new(IMAGE_BYTES, 64 * KIB, &l.dm), 0);
+	blk_dirty_mark_all(l.dm);
+	REQUIRE_EQ(pthread_create(&writer, NULL, live_writer, &l), 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* Passes while it writes: the first copies all, the rest again. */
+	while (passes < 3 || elapsed_ms(&start) < 300) {
+		uint64_t n = copy_pass(&l, &dst, buf);
+
+		if (passes++)
+			again += n;
+	}
+	atomic_store(&l.stop, true);
+	pthread_join(writer, NULL);
+	copy_pass(&l, &dst, buf);
+	CHECK_EQ(blk_dirty_count(l.dm), 0);
+	check_same(src_path, dst_path);
+	/* Or it proved nothing: the writer raced the passes. */
+	CHECK(l.writes > 0 && l.discards > 0 && again > 0);
+	printf("live copy: %llu writes and %llu discards, %llu passes copied "
+	       "%llu chunks again\n",
+	       (unsigned long long)l.writes, (unsigned long long)l.discards,
+	       (unsigned long long)passes, (unsigned long long)again);
+	blk_dirty_free(l.dm);
+	blk_image_close(&src);
+	blk_image_close(&dst);
+}
+
 /* ---- RBD ---- */
 
 static char conf[300];
@@ -419,6 +555,7 @@ int main(int argc, char **argv)
 	copy(&src, &dst, buf);
 	mark(&src);
 	remove_target(&dst);
+	live_copy(dir, buf);
 	free(buf);
 	return check_done("test-image-copy");
 }
