@@ -26,6 +26,11 @@
  * copied into a new image, that image into another (then marked, and
  * refused with the rbd command that removes the mark), and that one into
  * a file again, its unwritten ranges holes there.
+ *
+ * With `blockdev DEVICE` (tests/image-copy-blockdev.sh, which makes a loop
+ * device of IMAGE_BYTES with data where make_source() puts it): the device
+ * copied into a file byte for byte, its zeros holes there, and the mark
+ * refused (a device node keeps no user attribute).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -530,6 +535,41 @@ static int rbd_main(uint8_t *buf)
 	return check_done("test-image-copy (rbd)");
 }
 
+/* ---- a block device ---- */
+
+static int blockdev_main(const char *dev, uint8_t *buf)
+{
+	struct blk_image src, dst;
+	char why[512] = "";
+	const char *dir = check_make_dir("test-image-copy");
+	struct stat st, made;
+
+	snprintf(dst_path, sizeof(dst_path), "%s/copy", dir);
+	REQUIRE_EQ(blk_image_open(&src, dev, false, BLK_CACHE_NONE, "vm"), 0);
+	REQUIRE(src.blockdev);
+	REQUIRE_EQ(src.sectors, IMAGE_BYTES / 512);
+	REQUIRE_EQ(blk_image_create_copy(&src, dst_path, BLK_CACHE_NONE, "vm",
+					 &dst, why, sizeof(why)),
+		   0);
+	/* A file, with the device node's permissions. */
+	REQUIRE_EQ(stat(dev, &st), 0);
+	REQUIRE_EQ(stat(dst_path, &made), 0);
+	CHECK(S_ISREG(made.st_mode));
+	CHECK_EQ(made.st_mode & 07777, st.st_mode & 07777);
+	CHECK_EQ(allocated(dst_path), 0);
+	copy_all(&src, &dst, buf);
+	CHECK_EQ(blk_image_flush(&dst), 0);
+	check_same(dev, dst_path);
+	CHECK(hole_at(dst_path, 1 * MIB, 2 * MIB));
+	CHECK(allocated(dst_path) < 1 * MIB);
+	CHECK_EQ(blk_image_mark_moved(&src, dst_path, why, sizeof(why)),
+		 -EOPNOTSUPP);
+	CHECK(strstr(why, "block device keeps no mark") != NULL);
+	blk_image_close(&dst);
+	blk_image_close(&src);
+	return check_done("test-image-copy (block device)");
+}
+
 int main(int argc, char **argv)
 {
 	struct blk_image src, dst;
@@ -541,6 +581,8 @@ int main(int argc, char **argv)
 		snprintf(conf, sizeof(conf), "%s", argv[2]);
 		return rbd_main(buf);
 	}
+	if (argc == 3 && strcmp(argv[1], "blockdev") == 0)
+		return blockdev_main(argv[2], buf);
 	dir = xattr_dir();
 	if (!dir)
 		return 77;
