@@ -358,41 +358,13 @@ static int reach_image(struct blk_rbd *r, const char *target,
 	return ret;
 }
 
-int blk_rbd_create(const char *target, uint64_t size, char *why, size_t why_len)
-{
-	struct blk_rbd *r = calloc(1, sizeof(*r));
-	struct rbd_target t;
-	int order = 0, ret;
+/* What blk_rbd_create() and blk_rbd_remove() do once connected. */
+typedef int image_op_fn(struct blk_rbd *r, const struct rbd_target *t,
+			uint64_t size, char *why, size_t why_len);
 
-	if (!r)
-		return -ENOMEM;
-	ret = reach_image(r, target, &t, why, why_len);
-	if (ret == 0) {
-		ret = lib.rbd_create(r->ioctx, t.image, size, &order);
-		if (ret < 0)
-			snprintf(why, why_len,
-				 "cannot create image %s/%s: %s%s", t.pool,
-				 t.image, strerror(-ret),
-				 ret == -EEXIST ? " (a move never replaces an "
-						  "image: remove it or give "
-						  "another name)"
-						: "");
-	}
-	if (ret == 0) {
-		ret = add_exclusive_lock(r, t.image, why, why_len);
-		if (ret < 0 && r->image)
-			lib.rbd_close(r->image);
-		if (ret < 0) {
-			r->image = NULL;
-			lib.rbd_remove(r->ioctx, t.image);
-		}
-	}
-	free(t.copy);
-	blk_rbd_close(r);
-	return ret;
-}
-
-int blk_rbd_remove(const char *target, char *why, size_t why_len)
+/* Run @op on the image @target names, over a connection of its own. */
+static int on_image(const char *target, image_op_fn *op, uint64_t size,
+		    char *why, size_t why_len)
 {
 	struct blk_rbd *r = calloc(1, sizeof(*r));
 	struct rbd_target t;
@@ -401,19 +373,59 @@ int blk_rbd_remove(const char *target, char *why, size_t why_len)
 	if (!r)
 		return -ENOMEM;
 	ret = reach_image(r, target, &t, why, why_len);
-	if (ret == 0) {
-		ret = lib.rbd_remove(r->ioctx, t.image);
-		if (ret < 0)
-			snprintf(why, why_len,
-				 "cannot remove image %s/%s: %s%s", t.pool,
-				 t.image, strerror(-ret),
-				 ret == -EBUSY ? " (it is open somewhere: "
-						 "close it first)"
-					       : "");
-	}
+	if (ret == 0)
+		ret = op(r, &t, size, why, why_len);
 	free(t.copy);
 	blk_rbd_close(r);
 	return ret;
+}
+
+static int create_image(struct blk_rbd *r, const struct rbd_target *t,
+			uint64_t size, char *why, size_t why_len)
+{
+	int order = 0;
+	int ret = lib.rbd_create(r->ioctx, t->image, size, &order);
+
+	if (ret < 0) {
+		snprintf(why, why_len, "cannot create image %s/%s: %s%s",
+			 t->pool, t->image, strerror(-ret),
+			 ret == -EEXIST ? " (a move never replaces an image: "
+					  "remove it or give another name)"
+					: "");
+		return ret;
+	}
+	ret = add_exclusive_lock(r, t->image, why, why_len);
+	if (ret < 0 && r->image)
+		lib.rbd_close(r->image);
+	if (ret < 0) {
+		r->image = NULL;
+		lib.rbd_remove(r->ioctx, t->image);
+	}
+	return ret;
+}
+
+int blk_rbd_create(const char *target, uint64_t size, char *why, size_t why_len)
+{
+	return on_image(target, create_image, size, why, why_len);
+}
+
+static int remove_image(struct blk_rbd *r, const struct rbd_target *t,
+			uint64_t size, char *why, size_t why_len)
+{
+	int ret = lib.rbd_remove(r->ioctx, t->image);
+
+	if (ret < 0)
+		snprintf(why, why_len, "cannot remove image %s/%s: %s%s",
+			 t->pool, t->image, strerror(-ret),
+			 ret == -EBUSY ? " (it is open somewhere: close it "
+					 "first)"
+				       : "");
+	return ret;
+}
+
+int blk_rbd_remove(const char *target, char *why, size_t why_len)
+{
+	return on_image(target, remove_image, 0, why, why_len);
 }
 
 /* librbd's byte count, or -errno: 0 only when all @len bytes went. */

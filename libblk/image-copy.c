@@ -63,15 +63,9 @@ static int make_file(const char *dest, mode_t mode, uint64_t bytes, char *why,
 		return image_refuse(why, len, -EINVAL,
 				    "%s: give the target's absolute path",
 				    dest);
-	fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  mode);
+	fd = image_create_excl(dest, mode, "move", why, len);
 	if (fd < 0)
-		return image_refuse(why, len, -errno, "cannot create %s: %s%s",
-				    dest, strerror(errno),
-				    errno == EEXIST ? " (a move never replaces "
-						      "a file: remove it or "
-						      "give another name)"
-						    : "");
+		return fd;
 	/* The mode as the source's, whatever the umask took away. */
 	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)bytes) < 0 ||
 	    fsync(fd) < 0)
@@ -134,10 +128,12 @@ int blk_image_remove(const char *dest, char *why, size_t why_len)
 
 /* ---- copying ---- */
 
-static int read_all(int fd, uint64_t off, uint64_t len, uint8_t *buf)
+/* pread() or pwrite() the whole of [@off, +@len), however it is cut. */
+static int rw_all(int fd, bool write, uint64_t off, uint64_t len, uint8_t *buf)
 {
 	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
+		ssize_t n = write ? pwrite(fd, buf, len, (off_t)off)
+				  : pread(fd, buf, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -152,30 +148,12 @@ static int read_all(int fd, uint64_t off, uint64_t len, uint8_t *buf)
 	return 0;
 }
 
-static int write_all(int fd, uint64_t off, uint64_t len, const uint8_t *buf)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
 static int read_range(struct blk_image *img, uint64_t off, uint64_t len,
 		      uint8_t *buf)
 {
 	if (img->rbd)
 		return blk_rbd_read(img->rbd, off, len, buf);
-	return read_all(img->fd, off, len, buf);
+	return rw_all(img->fd, false, off, len, buf);
 }
 
 /*
@@ -194,7 +172,7 @@ static int zero_range(struct blk_image *dst, uint64_t off, uint64_t len,
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	memset(buf, 0, len);
-	return write_all(dst->fd, off, len, buf);
+	return rw_all(dst->fd, true, off, len, buf);
 }
 
 static bool all_zero(const uint8_t *buf, uint64_t len)
@@ -203,18 +181,46 @@ static bool all_zero(const uint8_t *buf, uint64_t len)
 	return buf[0] == 0 && memcmp(buf, buf + 1, len - 1) == 0;
 }
 
-/*
- * Write [@off, +@len) of @buf (read from the source) into @dst; with
- * @sparse, all zeros go in as a hole instead.
- */
+/* Write [@off, +@len) of @buf (read from the source) into @dst. */
 static int put_range(struct blk_image *dst, uint64_t off, uint64_t len,
-		     uint8_t *buf, bool sparse)
+		     uint8_t *buf)
 {
-	if (sparse && all_zero(buf, len))
-		return zero_range(dst, off, len, buf);
 	if (dst->rbd)
 		return blk_rbd_write(dst->rbd, off, len, buf);
-	return write_all(dst->fd, off, len, buf);
+	return rw_all(dst->fd, true, off, len, buf);
+}
+
+/* The bytes of the block at @pos (the last one may be short). */
+static uint64_t block_at(uint64_t pos, uint64_t end)
+{
+	return end - pos < HOLE_ALIGN ? end - pos : HOLE_ALIGN;
+}
+
+/*
+ * As put_range(), but the blocks of zeros (a source that cannot tell its
+ * holes reads them so) go in as holes: each run of blocks alike in one
+ * call.
+ */
+static int put_sparse(struct blk_image *dst, uint64_t off, uint64_t len,
+		      uint8_t *buf)
+{
+	uint64_t pos = off, end = off + len;
+
+	while (pos < end) {
+		bool zero = all_zero(buf + (pos - off), block_at(pos, end));
+		uint64_t run = pos + block_at(pos, end);
+		int ret;
+
+		while (run < end &&
+		       all_zero(buf + (run - off), block_at(run, end)) == zero)
+			run += block_at(run, end);
+		ret = zero ? zero_range(dst, pos, run - pos, buf + (pos - off))
+			   : put_range(dst, pos, run - pos, buf + (pos - off));
+		if (ret < 0)
+			return ret;
+		pos = run;
+	}
+	return 0;
 }
 
 static uint64_t round_down(uint64_t x)
@@ -270,10 +276,11 @@ static int copy_sparse(struct blk_image *src, struct blk_image *dst,
 		if (data == end)
 			break;
 		stop = next_hole(src->fd, data, end);
-		ret = read_all(src->fd, data, stop - data, buf + (data - off));
+		ret = rw_all(src->fd, false, data, stop - data,
+			     buf + (data - off));
 		if (ret == 0)
 			ret = put_range(dst, data, stop - data,
-					buf + (data - off), false);
+					buf + (data - off));
 		if (ret < 0)
 			return ret;
 		pos = stop;
@@ -297,7 +304,7 @@ int blk_image_copy_range(struct blk_image *src, struct blk_image *dst,
 	if (!src->rbd && !src->blockdev)
 		return copy_sparse(src, dst, off, len, buf);
 	ret = read_range(src, off, len, buf);
-	return ret < 0 ? ret : put_range(dst, off, len, buf, true);
+	return ret < 0 ? ret : put_sparse(dst, off, len, buf);
 }
 
 /* ---- durability and the mark ---- */
@@ -311,29 +318,34 @@ int blk_image_flush(struct blk_image *img)
 	return fdatasync(img->fd) < 0 ? -errno : 0;
 }
 
+#define NO_USER_ATTRIBUTES                                             \
+	" (its filesystem keeps no user attributes: nothing keeps it " \
+	"from being used again)"
+
 static int mark_file(struct blk_image *img, const char *dest, char *why,
 		     size_t len)
 {
+	int err;
+
 	if (img->blockdev)
 		return image_refuse(why, len, -EOPNOTSUPP,
-				    "a block device's node takes no extended "
-				    "attribute: nothing keeps it from being "
-				    "used again; take it out of use by hand");
-	if (fsetxattr(img->fd, BLK_MOVED_TO_XATTR, dest, strlen(dest), 0) < 0)
-		return image_refuse(why, len,
-				    errno == ENOTSUP ? -EOPNOTSUPP : -errno,
-				    "cannot set %s on the image: %s%s",
-				    BLK_MOVED_TO_XATTR, strerror(errno),
-				    errno == ENOTSUP ? " (its filesystem keeps "
-						       "no user "
-						       "attributes: nothing "
-						       "keeps it from "
-						       "being used again)"
-						     : "");
-	if (fsync(img->fd) < 0)
-		return image_refuse(why, len, -errno,
+				    "a block device keeps no mark (its node "
+				    "takes no user attribute): nothing keeps "
+				    "it from being used again; take it out of "
+				    "use by hand");
+	if (fsetxattr(img->fd, BLK_MOVED_TO_XATTR, dest, strlen(dest), 0) < 0) {
+		err = errno;
+		return image_refuse(
+			why, len, -err, "cannot set %s on the image: %s%s",
+			BLK_MOVED_TO_XATTR, strerror(err),
+			err == EOPNOTSUPP ? NO_USER_ATTRIBUTES : "");
+	}
+	if (fsync(img->fd) < 0) {
+		err = errno;
+		return image_refuse(why, len, -err,
 				    "cannot make the image's mark durable: %s",
-				    strerror(errno));
+				    strerror(err));
+	}
 	return 0;
 }
 

@@ -37,16 +37,17 @@
  * it in @out, writable and locked as blk_image_open() would (@cache,
  * @owner as there):
  *
- *   a file   when @src is a file or a block device and @dest is an
- *            absolute path: created O_EXCL with @src's mode (its
- *            permission bits), sparse (ftruncate(): it holds no data yet),
- *            on any filesystem
+ *   a file   when @dest is an absolute path: created O_EXCL (never
+ *            through a symbolic link) with the permission bits of @src's
+ *            file or device node (0600 for an RBD @src), sparse
+ *            (ftruncate(): it holds no data yet), on any filesystem; it
+ *            and its directory entry are synced before the open
  *   RBD      when @dest is an RBD target ("rbd:POOL/IMAGE[:conf=PATH]
- *            [:id=NAME]" as blk_image_open() takes them; no snapshot),
- *            whatever @src is but NBD or null: created with the cluster's
- *            default features plus exclusive-lock, which the open then
- *            takes
+ *            [:id=NAME]" as blk_image_open() takes them; no snapshot):
+ *            created with the cluster's default features plus
+ *            exclusive-lock, which the open then takes
  *
+ * @src may be a file, a block device or an RBD image, whatever @dest is.
  * 0 or -errno, with what failed and the fix in @why: -EEXIST when @dest
  * exists (nothing is touched then); -EOPNOTSUPP for an NBD export or the
  * null image as @src; -EINVAL for a relative path or a malformed target;

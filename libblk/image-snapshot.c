@@ -133,17 +133,9 @@ static int snapshot_file(struct blk_image *img, const char *dest, char *why,
 		return image_refuse(why, len, -errno,
 				    "cannot flush the image: %s",
 				    strerror(errno));
-	fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  st.st_mode & 07777);
+	fd = image_create_excl(dest, st.st_mode & 07777, "snapshot", why, len);
 	if (fd < 0)
-		return image_refuse(why, len, -errno, "cannot create %s: %s%s",
-				    dest, strerror(errno),
-				    errno == EEXIST ? " (a snapshot never "
-						      "replaces "
-						      "a file: remove it or "
-						      "give "
-						      "another name)"
-						    : "");
+		return fd;
 	ret = ioctl(fd, FICLONE, img->fd) < 0 ? -errno : 0;
 	/* Its metadata too: a snapshot that a crash takes back is none. */
 	if (ret == 0 && fsync(fd) < 0)

@@ -33,6 +33,25 @@ int image_refuse(char *why, size_t len, int err, const char *fmt, ...)
 	return err;
 }
 
+int image_create_excl(const char *dest, mode_t mode, const char *what,
+		      char *why, size_t len)
+{
+	int fd = open(dest,
+		      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		      mode);
+	int err = errno;
+
+	if (fd >= 0)
+		return fd;
+	if (err == EEXIST)
+		return image_refuse(why, len, -err,
+				    "cannot create %s: %s (a %s never replaces "
+				    "a file: remove it or give another name)",
+				    dest, strerror(err), what);
+	return image_refuse(why, len, -err, "cannot create %s: %s", dest,
+			    strerror(err));
+}
+
 int image_sync_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -27,7 +27,10 @@ tests_test_dirty_LDADD = libblk/libblk.la -lpthread
 TESTS += tests/test-image-copy
 check_PROGRAMS += tests/test-image-copy
 tests_test_image_copy_SOURCES = tests/test-image-copy.c tests/check.h
-tests_test_image_copy_LDADD = libblk/libblk.la
+tests_test_image_copy_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_image_copy_LDADD = libblk/libblk.la -lpthread
+TESTS += tests/image-copy-rbd.sh tests/image-copy-blockdev.sh
+EXTRA_DIST += tests/image-copy-rbd.sh tests/image-copy-blockdev.sh
 
 # The capabilities each kind of image declares (libblk/backend.h).
 TESTS += tests/test-image-caps

@@ -15,10 +15,28 @@
  *  - flush, then the mark: its attribute names the target, and opening the
  *    source again, writable or not, is -ESTALE with the message that
  *    names the target and the fix; removing the mark lets it open again;
- *  - the target is removed, and a second removal is -ENOENT.
+ *  - the target is removed, and a second removal is -ENOENT;
+ *  - a move in miniature: a writer thread writes and discards a source
+ *    as a guest would, marking a dirty map (libblk/dirty.h) after each,
+ *    while passes copy what the map holds; after the writer stops and a
+ *    last pass, the target is the source, byte for byte.
+ *
+ * With the arguments `rbd CEPH_CONF` (tests/image-copy-rbd.sh, which
+ * starts a cluster), the same for RBD images in its pool "rbd": a file
+ * copied into a new image, that image into another (then marked, and
+ * refused with the rbd command that removes the mark), and that one into
+ * a file again, its unwritten ranges holes there.
+ *
+ * With `blockdev DEVICE` (tests/image-copy-blockdev.sh, which makes a loop
+ * device of IMAGE_BYTES with data where make_source() puts it): the device
+ * copied into a file byte for byte, its zeros holes there, and the mark
+ * refused (a device node keeps no user attribute).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +44,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "libblk/backend-rbd.h"
+#include "libblk/dirty.h"
 #include "libblk/image-copy.h"
 #include "libblk/image.h"
 #include "tests/check.h"
@@ -275,18 +295,300 @@ static void remove_target(struct blk_image *dst)
 	CHECK(strstr(why, dst_path) != NULL);
 }
 
-int main(void)
+/* ---- a move in miniature ---- */
+
+struct live {
+	struct blk_image *src;
+	struct blk_dirty *dm;
+	atomic_bool stop;
+	uint64_t writes, discards;
+};
+
+/* As a guest through the engine: each write or discard, then its mark. */
+static void *live_writer(void *arg)
 {
-	struct blk_image src, dst;
-	const char *dir = xattr_dir();
+	struct live *l = arg;
+	const uint64_t blocks = IMAGE_BYTES / 4096 - 16;
+	unsigned int seed = 11;
 	void *buf = NULL;
 
+	REQUIRE_EQ(posix_memalign(&buf, 4096, 16 * 4096), 0);
+	while (!atomic_load(&l->stop)) {
+		uint64_t off = (uint64_t)rand_r(&seed) % blocks * 4096;
+		uint64_t len = (1 + (uint64_t)rand_r(&seed) % 16) * 4096;
+
+		if (rand_r(&seed) % 8 == 0) {
+			REQUIRE_EQ(fallocate(l->src->fd,
+					     FALLOC_FL_PUNCH_HOLE |
+						     FALLOC_FL_KEEP_SIZE,
+					     (off_t)off, (off_t)len),
+				   0);
+			l->discards++;
+		} else {
+			memset(buf, 1 + (int)(l->writes % 250), len);
+			REQUIRE_EQ(pwrite(l->src->fd, buf, len, (off_t)off),
+				   (ssize_t)len);
+			l->writes++;
+		}
+		blk_dirty_mark(l->dm, off, len);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Copy [@first, +@n) chunks of @dm's. */
+static void copy_chunks(struct live *l, struct blk_image *dst, uint64_t first,
+			uint64_t n, void *buf)
+{
+	uint64_t chunk = blk_dirty_chunk(l->dm), off = first * chunk;
+	uint64_t end = (first + n) * chunk;
+
+	if (end > IMAGE_BYTES)
+		end = IMAGE_BYTES;
+	CHECK_EQ(blk_image_copy_range(l->src, dst, off, end - off, buf), 0);
+}
+
+/* One pass over the map, in runs of up to BLK_COPY_MAX; chunks copied. */
+static uint64_t copy_pass(struct live *l, struct blk_image *dst, void *buf)
+{
+	const uint64_t most = BLK_COPY_MAX / blk_dirty_chunk(l->dm);
+	int64_t c = blk_dirty_take(l->dm, 0);
+	uint64_t copied = 0;
+
+	while (c >= 0) {
+		uint64_t first = (uint64_t)c, n = 1;
+
+		while (n < most && (c = blk_dirty_take(l->dm, first + n)) ==
+					   (int64_t)(first + n))
+			n++;
+		if (n == most)
+			c = blk_dirty_take(l->dm, first + n);
+		copy_chunks(l, dst, first, n, buf);
+		copied += n;
+	}
+	return copied;
+}
+
+static uint64_t elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - since->tv_sec) * 1000 +
+	       (uint64_t)(now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static void live_copy(const char *dir, void *buf)
+{
+	static struct live l;
+	struct blk_image src, dst;
+	char why[512] = "";
+	struct timespec start;
+	uint64_t passes = 0, again = 0;
+	pthread_t writer;
+
+	snprintf(src_path, sizeof(src_path), "%s/live-source", dir);
+	snprintf(dst_path, sizeof(dst_path), "%s/live-target", dir);
+	make_source();
+	REQUIRE_EQ(blk_image_open(&src, src_path, false, BLK_CACHE_NONE, "vm"),
+		   0);
+	REQUIRE_EQ(blk_image_create_copy(&src, dst_path, BLK_CACHE_NONE, "vm",
+					 &dst, why, sizeof(why)),
+		   0);
+	l.src = &src;
+	REQUIRE_EQ(blk_dirty_new(IMAGE_BYTES, 64 * KIB, &l.dm), 0);
+	blk_dirty_mark_all(l.dm);
+	REQUIRE_EQ(pthread_create(&writer, NULL, live_writer, &l), 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* Passes while it writes: the first copies all, the rest again. */
+	while (passes < 3 || elapsed_ms(&start) < 300) {
+		uint64_t n = copy_pass(&l, &dst, buf);
+
+		if (passes++)
+			again += n;
+	}
+	atomic_store(&l.stop, true);
+	pthread_join(writer, NULL);
+	copy_pass(&l, &dst, buf);
+	CHECK_EQ(blk_dirty_count(l.dm), 0);
+	check_same(src_path, dst_path);
+	/* Or it proved nothing: the writer raced the passes. */
+	CHECK(l.writes > 0 && l.discards > 0 && again > 0);
+	printf("live copy: %llu writes and %llu discards, %llu passes copied "
+	       "%llu chunks again\n",
+	       (unsigned long long)l.writes, (unsigned long long)l.discards,
+	       (unsigned long long)passes, (unsigned long long)again);
+	blk_dirty_free(l.dm);
+	blk_image_close(&src);
+	blk_image_close(&dst);
+}
+
+/* ---- RBD ---- */
+
+static char conf[300];
+
+static void rbd_target(char *out, size_t len, const char *image)
+{
+	snprintf(out, len, "rbd:rbd/%s:conf=%s", image, conf);
+}
+
+/* The RBD image @img holds what the file at @path does. */
+static void check_rbd_same(struct blk_image *img, const char *path,
+			   uint8_t *buf)
+{
+	static uint8_t want[BLK_COPY_MAX];
+	int fd = open(path, O_RDONLY);
+	uint64_t diff = 0;
+
+	REQUIRE(fd >= 0);
+	for (uint64_t off = 0; off < IMAGE_BYTES; off += BLK_COPY_MAX) {
+		uint64_t len = IMAGE_BYTES - off < BLK_COPY_MAX
+				       ? IMAGE_BYTES - off
+				       : BLK_COPY_MAX;
+
+		REQUIRE_EQ(pread(fd, want, len, (off_t)off), (ssize_t)len);
+		REQUIRE_EQ(blk_rbd_read(img->rbd, off, len, buf), 0);
+		if (memcmp(want, buf, len))
+			diff++;
+	}
+	CHECK_EQ(diff, 0);
+	close(fd);
+}
+
+/* @src copied into the new RBD image @name, opened in @dst. */
+static void copy_into_rbd(struct blk_image *src, const char *name,
+			  struct blk_image *dst, uint8_t *buf)
+{
+	char target[400], why[512] = "";
+	struct blk_image other;
+
+	rbd_target(target, sizeof(target), name);
+	REQUIRE_EQ(blk_image_create_copy(src, target, BLK_CACHE_NONE, "vm", dst,
+					 why, sizeof(why)),
+		   0);
+	CHECK_EQ(dst->sectors, IMAGE_BYTES / 512);
+	/* Created with exclusive-lock, which the open took. */
+	CHECK(blk_rbd_single_writer(dst->rbd));
+	CHECK_EQ(blk_image_create_copy(src, target, BLK_CACHE_NONE, "vm",
+				       &other, why, sizeof(why)),
+		 -EEXIST);
+	copy_all(src, dst, buf);
+	CHECK_EQ(blk_image_flush(dst), 0);
+}
+
+static void rbd_mark(struct blk_image *src, const char *name, const char *dest)
+{
+	char target[400], why[512] = "", fix[200];
+	struct blk_image again;
+
+	rbd_target(target, sizeof(target), name);
+	REQUIRE_EQ(blk_image_mark_moved(src, dest, why, sizeof(why)), 0);
+	blk_image_close(src);
+	CHECK_EQ(blk_image_open(&again, target, true, BLK_CACHE_NONE, NULL),
+		 -ESTALE);
+	snprintf(fix, sizeof(fix),
+		 "remove the mark: rbd image-meta remove rbd/%s "
+		 "blkbackd.moved-to",
+		 name);
+	CHECK(strstr(again.detail, fix) != NULL);
+	CHECK(strstr(again.detail, dest) != NULL);
+	if (!strstr(again.detail, fix))
+		fprintf(stderr, "detail: %s\n", again.detail);
+}
+
+static int rbd_main(uint8_t *buf)
+{
+	struct blk_image file, a, b, back;
+	char why[512] = "", b_target[400];
+	const char *dir = check_make_dir("test-image-copy");
+
+	snprintf(src_path, sizeof(src_path), "%s/source", dir);
+	snprintf(dst_path, sizeof(dst_path), "%s/back", dir);
+	make_source();
+	REQUIRE_EQ(blk_image_open(&file, src_path, false, BLK_CACHE_NONE, "vm"),
+		   0);
+	copy_into_rbd(&file, "moved-a", &a, buf);
+	check_rbd_same(&a, src_path, buf);
+
+	copy_into_rbd(&a, "moved-b", &b, buf);
+	check_rbd_same(&b, src_path, buf);
+	rbd_target(b_target, sizeof(b_target), "moved-b");
+	rbd_mark(&a, "moved-a", b_target);
+
+	/* Back into a file: what the image never held stays a hole. */
+	REQUIRE_EQ(blk_image_create_copy(&b, dst_path, BLK_CACHE_NONE, "vm",
+					 &back, why, sizeof(why)),
+		   0);
+	copy_all(&b, &back, buf);
+	CHECK_EQ(blk_image_flush(&back), 0);
+	check_same(src_path, dst_path);
+	CHECK(hole_at(dst_path, 1 * MIB, 2 * MIB));
+	CHECK(allocated(dst_path) <= allocated(src_path));
+	blk_image_close(&back);
+
+	/* Open, it cannot be removed; closed, it can, once. */
+	CHECK_EQ(blk_image_remove(b_target, why, sizeof(why)), -EBUSY);
+	blk_image_close(&b);
+	CHECK_EQ(blk_image_remove(b_target, why, sizeof(why)), 0);
+	CHECK_EQ(blk_image_remove(b_target, why, sizeof(why)), -ENOENT);
+	blk_image_close(&file);
+	return check_done("test-image-copy (rbd)");
+}
+
+/* ---- a block device ---- */
+
+static int blockdev_main(const char *dev, uint8_t *buf)
+{
+	struct blk_image src, dst;
+	char why[512] = "";
+	const char *dir = check_make_dir("test-image-copy");
+	struct stat st, made;
+
+	snprintf(dst_path, sizeof(dst_path), "%s/copy", dir);
+	REQUIRE_EQ(blk_image_open(&src, dev, false, BLK_CACHE_NONE, "vm"), 0);
+	REQUIRE(src.blockdev);
+	REQUIRE_EQ(src.sectors, IMAGE_BYTES / 512);
+	REQUIRE_EQ(blk_image_create_copy(&src, dst_path, BLK_CACHE_NONE, "vm",
+					 &dst, why, sizeof(why)),
+		   0);
+	/* A file, with the device node's permissions. */
+	REQUIRE_EQ(stat(dev, &st), 0);
+	REQUIRE_EQ(stat(dst_path, &made), 0);
+	CHECK(S_ISREG(made.st_mode));
+	CHECK_EQ(made.st_mode & 07777, st.st_mode & 07777);
+	CHECK_EQ(allocated(dst_path), 0);
+	copy_all(&src, &dst, buf);
+	CHECK_EQ(blk_image_flush(&dst), 0);
+	check_same(dev, dst_path);
+	CHECK(hole_at(dst_path, 1 * MIB, 2 * MIB));
+	CHECK(allocated(dst_path) < 1 * MIB);
+	CHECK_EQ(blk_image_mark_moved(&src, dst_path, why, sizeof(why)),
+		 -EOPNOTSUPP);
+	CHECK(strstr(why, "block device keeps no mark") != NULL);
+	blk_image_close(&dst);
+	blk_image_close(&src);
+	return check_done("test-image-copy (block device)");
+}
+
+int main(int argc, char **argv)
+{
+	struct blk_image src, dst;
+	const char *dir;
+	void *buf = NULL;
+
+	REQUIRE_EQ(posix_memalign(&buf, 4096, BLK_COPY_MAX), 0);
+	if (argc == 3 && strcmp(argv[1], "rbd") == 0) {
+		snprintf(conf, sizeof(conf), "%s", argv[2]);
+		return rbd_main(buf);
+	}
+	if (argc == 3 && strcmp(argv[1], "blockdev") == 0)
+		return blockdev_main(argv[2], buf);
+	dir = xattr_dir();
 	if (!dir)
 		return 77;
 	snprintf(src_path, sizeof(src_path), "%s/source", dir);
 	snprintf(dst_path, sizeof(dst_path), "%s/target", dir);
 	make_source();
-	REQUIRE_EQ(posix_memalign(&buf, 4096, BLK_COPY_MAX), 0);
 	REQUIRE_EQ(blk_image_open(&src, src_path, false, BLK_CACHE_NONE, "vm"),
 		   0);
 
@@ -295,6 +597,7 @@ int main(void)
 	copy(&src, &dst, buf);
 	mark(&src);
 	remove_target(&dst);
+	live_copy(dir, buf);
 	free(buf);
 	return check_done("test-image-copy");
 }
