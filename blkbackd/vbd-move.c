@@ -52,7 +52,6 @@ enum told {
 };
 
 struct vbd_move {
-	struct vbd *v; /* the main thread's */
 	pthread_t thread;
 	bool thread_live; /* created and not joined */
 	vbd_move_started_fn *started; /* NULL once called */
@@ -884,7 +883,6 @@ static struct vbd_move *move_new(struct vbd *v, const char *dest, uint64_t bw)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&m->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	m->v = v;
 	m->d = v->d;
 	m->src = &v->image;
 	m->domid = v->fe_domid;
