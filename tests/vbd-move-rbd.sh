@@ -1,8 +1,8 @@
 #!/bin/sh
 # Live moves into Ceph RBD, on a one-monitor, one-OSD cluster this test
 # starts on loopback, while a guest writes numbered pages at depth 8: a
-# file's disk moved to a new RBD image, then that RBD disk moved to
-# another RBD image. After each switch every write the guest saw answered
+# file's disk moved to a new RBD image, that RBD disk moved to another RBD
+# image, and that one back to a file. After each switch every write the guest saw answered
 # is in the new image (read back through another guest), the old image
 # carries the mark (a file's attribute, an RBD image's metadata key) and a
 # new attach of it is refused, and the daemon has the old one closed (a
@@ -81,6 +81,24 @@ read_back 12 "$(target again)"
 all_writes_in "$WORK/front-2.out" "$WORK/front-12.out" "$WORK/check2.out" ||
 	fail "the RBD image an RBD disk moved to: $(cat "$WORK/check2.out")"
 note "RBD -> RBD: $(cat "$WORK/check2.out")"
+
+note "that RBD disk moves back to a file"
+"$TOOLSTACK" create 4 >>"$WORK/toolstack.log" 2>&1 || fail "create dom 4"
+attach 4 xvda "$(target again)"
+numbered_start 4
+sleep 0.5
+$CTL move --wait 4/xvda "$DIR/back.img" >"$WORK/move4.txt" 2>&1 ||
+	fail "move RBD to a file: $(cat "$WORK/move4.txt")"
+sleep 0.5
+numbered_stop
+detach 4
+read_back 14 "$DIR/back.img"
+all_writes_in "$WORK/front-4.out" "$WORK/front-14.out" "$WORK/check4.out" ||
+	fail "the file an RBD disk moved to: $(cat "$WORK/check4.out")"
+[ "$(rbd_cmd image-meta get rbd/again blkbackd.moved-to 2>/dev/null)" = "$DIR/back.img" ] ||
+	fail "the RBD source is not marked: $(rbd_cmd image-meta list rbd/again 2>&1)"
+note "RBD -> file: $(cat "$WORK/check4.out")"
+
 "$TOOLSTACK" create 3 >>"$WORK/toolstack.log" 2>&1 || fail "create dom 3"
 # (The fix that follows is cut short here: img->detail holds 320 bytes,
 # fewer than this test's long conf= paths take twice.)
