@@ -818,46 +818,76 @@ bool vbd_move_pending(const struct daemon *d)
 
 /* ---- start, cancel, end ---- */
 
+static int refuse(const struct vbd *v, int err, char *why, size_t why_len,
+		  const char *msg)
+{
+	snprintf(why, why_len, "%s: %s", v->name, msg);
+	return err;
+}
+
+/*
+ * A record of an earlier move of @v (one a restarted daemon resumed it
+ * from, or one it could not read): the record names the image its
+ * configuration gives, which a second move would lose.
+ */
+static int recorded(const struct vbd *v, char *why, size_t why_len)
+{
+	struct move_record r;
+	char path[VBD_PATH_MAX + 64];
+	int ret = move_record_load(v->d->opts.state_dir, v->fe_domid, v->devid,
+				   &r);
+
+	if (ret == -ENOENT)
+		return 0;
+	move_record_path(v->d->opts.state_dir, v->fe_domid, v->devid, path,
+			 sizeof(path));
+	snprintf(why, why_len,
+		 "%s: %s records an earlier move of it: point its "
+		 "configuration at the image it runs on and attach it again "
+		 "first",
+		 v->name, path);
+	return -EBUSY;
+}
+
 /* Why @v cannot be moved to @dest; 0 when it can. */
 static int cannot_move(struct vbd *v, const char *dest, char *why,
 		       size_t why_len)
 {
-	const char *no = NULL;
-	int ret = -EBUSY;
-
 	if (v->move && (!phase_final(v->move->phase) || v->move->tracking))
-		no = "a move of it is under way: wait for it to end, or "
-		     "cancel it (blkbackctl move --cancel)";
-	else if (v->move && v->move->phase == VBD_MOVE_SWITCHED)
-		no = "it was moved already since it was attached: point its "
-		     "configuration at its new image and attach it again "
-		     "first";
-	else if (v->quiesce)
-		no = "it is paused (a snapshot of it is under way): try again "
-		     "once that one answered";
-	else if (!v->d->opts.state_dir)
-		ret = -EOPNOTSUPP, no = "the daemon has no --state-dir, where "
-					"a move's record "
-					"must survive a crash";
-	else if (!v->nr_queues || v->closing || !vbd_image_open(v))
-		ret = -ENOTCONN, no = "no guest is connected to it: copy its "
-				      "image while "
-				      "nothing uses it";
-	else if (v->image.readonly)
-		ret = -EROFS, no = "it is read-only: copy its image instead";
-	else if (v->image.nbd_uri || v->image.null)
-		ret = -EOPNOTSUPP, no = "an NBD export (or the null image) "
-					"belongs to its "
-					"server: move it there";
-	else if (strlen(dest) >= VBD_PATH_MAX)
-		ret = -ENAMETOOLONG, no = "DEST is too long for its record (at "
-					  "most 191 bytes)";
-	else if (strcmp(dest, v->image_path) == 0)
-		ret = -EEXIST, no = "DEST is its image";
-	if (!no)
-		return 0;
-	snprintf(why, why_len, "%s: %s", v->name, no);
-	return ret;
+		return refuse(v, -EBUSY, why, why_len,
+			      "a move of it is under way: wait for it to end, "
+			      "or cancel it (blkbackctl move --cancel)");
+	if (v->move && v->move->phase == VBD_MOVE_SWITCHED)
+		return refuse(v, -EBUSY, why, why_len,
+			      "it was moved already since it was attached: "
+			      "point its configuration at its new image and "
+			      "attach it again first");
+	if (v->quiesce)
+		return refuse(v, -EBUSY, why, why_len,
+			      "it is paused (a snapshot of it is under way): "
+			      "try again once that one answered");
+	if (!v->d->opts.state_dir)
+		return refuse(v, -EOPNOTSUPP, why, why_len,
+			      "the daemon has no --state-dir, where a move's "
+			      "record must survive a crash");
+	if (!v->nr_queues || v->closing || !vbd_image_open(v))
+		return refuse(v, -ENOTCONN, why, why_len,
+			      "no guest is connected to it: copy its image "
+			      "while nothing uses it");
+	if (v->image.readonly)
+		return refuse(v, -EROFS, why, why_len,
+			      "it is read-only: copy its image instead");
+	if (v->image.nbd_uri || v->image.null)
+		return refuse(v, -EOPNOTSUPP, why, why_len,
+			      "an NBD export (or the null image) belongs to "
+			      "its server: move it there");
+	if (strlen(dest) >= VBD_PATH_MAX)
+		return refuse(v, -ENAMETOOLONG, why, why_len,
+			      "DEST is too long for its record (at most 191 "
+			      "bytes)");
+	if (strcmp(dest, v->image_path) == 0)
+		return refuse(v, -EEXIST, why, why_len, "DEST is its image");
+	return recorded(v, why, why_len);
 }
 
 static void move_free(struct vbd_move *m)
