@@ -15,6 +15,23 @@ tests_test_parse_LDADD = libblk/libblk.la
 tests_test_throttle_SOURCES = tests/test-throttle.c tests/check.h
 tests_test_throttle_LDADD = libblk/libblk.la
 
+# The dirty-block map of a live move, with markers on threads.
+TESTS += tests/test-dirty
+check_PROGRAMS += tests/test-dirty
+tests_test_dirty_SOURCES = tests/test-dirty.c tests/check.h
+tests_test_dirty_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_dirty_LDADD = libblk/libblk.la -lpthread
+
+# Copying an image into a new one, holes kept, and the moved-to mark
+# (files on a filesystem with user attributes: /var/tmp).
+TESTS += tests/test-image-copy
+check_PROGRAMS += tests/test-image-copy
+tests_test_image_copy_SOURCES = tests/test-image-copy.c tests/check.h
+tests_test_image_copy_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_image_copy_LDADD = libblk/libblk.la -lpthread
+TESTS += tests/image-copy-rbd.sh tests/image-copy-blockdev.sh
+EXTRA_DIST += tests/image-copy-rbd.sh tests/image-copy-blockdev.sh
+
 # The capabilities each kind of image declares (libblk/backend.h).
 TESTS += tests/test-image-caps
 check_PROGRAMS += tests/test-image-caps

@@ -140,7 +140,8 @@ FUZZ_LIBBLK = $(srcdir)/libblk/request.c $(srcdir)/libblk/ring.c \
 	$(srcdir)/libblk/pgrant.c $(srcdir)/libblk/engine.c \
 	$(srcdir)/libblk/evtchn.c $(srcdir)/libblk/poll.c \
 	$(srcdir)/libblk/journal.c $(srcdir)/libblk/stats.c \
-	$(srcdir)/libblk/throttle.c $(srcdir)/libblk/conn.c \
+	$(srcdir)/libblk/throttle.c $(srcdir)/libblk/dirty.c \
+	$(srcdir)/libblk/conn.c \
 	$(srcdir)/libblk/io.c $(srcdir)/libblk/backend-file.c \
 	$(srcdir)/libblk/backend-nbd.c $(srcdir)/libblk/backend-rbd.c \
 	$(srcdir)/libblk/backend-null.c $(srcdir)/libblk/parse.c \
