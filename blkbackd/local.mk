@@ -22,6 +22,7 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/vbd-watch.c blkbackd/vbd-limits.c blkbackd/vbd-stats.c \
 	blkbackd/vbd-xenstat.c \
 	blkbackd/vbd-quiesce.h blkbackd/vbd-quiesce.c blkbackd/vbd-snapshot.c \
+	blkbackd/vbd-move.h blkbackd/vbd-move.c \
 	blkbackd/opener.h blkbackd/opener.c \
 	blkbackd/move-record.h blkbackd/move-record.c
 blkbackd_blkbackd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)

@@ -140,6 +140,8 @@ struct vbd {
 	/* A vbd_quiesce() under way (vbd-quiesce.h), or NULL. */
 	struct vbd_quiesce *quiesce;
 	struct vbd_snapshots snapshots; /* vbd-snapshot.c's */
+	/* Its last live move (vbd-move.h), under way or ended; or NULL. */
+	struct vbd_move *move;
 	/*
 	 * Queues whose rings are still closing (vbd_disconnect_as()): the
 	 * device waits for them, and their counters are summed in @final.

@@ -262,6 +262,8 @@ static void acted(struct vbd *v)
 
 	qz->acting = false;
 	qz->pause.acted_ns = blk_now_ns();
+	if (qz->ret == 0 && qz->req.hook)
+		qz->req.hook(qz->req.arg, v);
 	if (qz->cancelled) {
 		tell(v, qz->ret, qz->why);
 		close_held(v, false);

@@ -70,7 +70,8 @@ VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
 	blkbackd/vbd-stats.c blkbackd/vbd-xenstat.c blkbackd/vbd-quiesce.c \
 	blkbackd/vbd-quiesce.h blkbackd/opener.c blkbackd/host-errors.c \
 	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
-	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c
+	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c \
+	blkbackd/vbd-move.c blkbackd/vbd-move.h blkbackd/move-record.c
 tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h $(VBD_UNIT_SOURCES)
 tests_test_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
@@ -209,10 +210,15 @@ INTEGRATION_TESTS = \
 	tests/vbd-snapshot.sh \
 	tests/vbd-snapshot-refusals.sh \
 	tests/snapshot-pause.sh
+# Live moves (blkbackctl move).
+INTEGRATION_TESTS += tests/vbd-move.sh tests/vbd-move-cancel.sh \
+	tests/vbd-move-rbd.sh \
+	tests/move-pause.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-control.sh tests/control-client.py \
 	tests/lib-snapshot.sh tests/snapshot-check.py \
+	tests/lib-move.sh \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
 
