@@ -583,6 +583,7 @@ static int run(struct daemon *d)
 
 	/* Devices that exist already (a restart) are picked up here. */
 	drain_watches(d);
+	vbd_move_settle_gone(d);
 	sd_notify(0, "READY=1");
 	for (unsigned int i = 0; i < d->nr_roots; i++)
 		log_info("serving %s", d->be_root[i]);

@@ -3,8 +3,8 @@
  * A live move's record: which image of a device is authoritative, kept in
  * STATE_DIR/moves/DOMID-DEVID (STATE_DIR is --state-dir) so that a daemon
  * that was killed during a move resumes the device on the right one
- * (docs/snapshots.md, "Moves"). Before the switch the source is (the copy
- * is abandoned); after it the destination is.
+ * (vbd-move-resume.c; docs/snapshots.md, "Live moves"). Before the switch
+ * the source is (the copy is abandoned); after it the destination is.
  *
  * Each call does its own blocking file I/O (a few small writes and
  * fsyncs): call it from the main thread only where that is acceptable (a

@@ -274,4 +274,11 @@ void vbd_log_stats_all(struct daemon *d);
  */
 void vbd_release_all(struct daemon *d);
 
+/*
+ * Start-up, once the devices that exist were seen: the records of moves
+ * (move-record.h) whose device is gone are settled (an unfinished copy
+ * removed, a switched source marked) and removed.
+ */
+void vbd_move_settle_gone(struct daemon *d);
+
 #endif /* BLKBACKD_VBD_H */

@@ -71,7 +71,8 @@ VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
 	blkbackd/vbd-quiesce.h blkbackd/opener.c blkbackd/host-errors.c \
 	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
 	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c \
-	blkbackd/vbd-move.c blkbackd/vbd-move.h blkbackd/move-record.c
+	blkbackd/vbd-move.c blkbackd/vbd-move.h blkbackd/move-record.c \
+	blkbackd/move-record.h blkbackd/vbd-move-resume.c
 tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h $(VBD_UNIT_SOURCES)
 tests_test_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
@@ -221,6 +222,10 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-move.sh \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
+
+# Live moves across restarts of the daemon: records made by hand.
+INTEGRATION_TESTS += tests/vbd-move-resume.sh
+EXTRA_DIST += tests/move-kill-check.py
 
 # cachestat(2) probe for tests/vbd-flush.sh.
 check_PROGRAMS += tests/it-cachestat

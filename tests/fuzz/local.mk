@@ -159,7 +159,7 @@ FUZZ_VBD = $(srcdir)/tests/fuzz/vbd.c $(srcdir)/tests/fuzz/xs-store.c \
 	$(srcdir)/blkbackd/options.c $(srcdir)/blkbackd/config-file.c \
 	$(srcdir)/blkbackd/config-read.c \
 	$(srcdir)/blkbackd/vbd-move.c $(srcdir)/blkbackd/move-record.c \
-	$(srcdir)/libblk/image-copy.c
+	$(srcdir)/blkbackd/vbd-move-resume.c $(srcdir)/libblk/image-copy.c
 tests/fuzz/fuzz-vbd: $(FUZZ_VBD) $(FUZZ_LIBBLK) \
 		$(srcdir)/tests/fuzz/xs-store.h $(srcdir)/tests/fake-worker.h \
 		$(srcdir)/tests/vbd-rig.h $(srcdir)/blkbackd/vbd-internal.h \
