@@ -385,7 +385,10 @@ static enum told copy_until_switched(struct vbd_move *m)
 	return told;
 }
 
-/* Stopped before the switch: DEST goes, unless the daemon stops. */
+/*
+ * Stopped before the switch: DEST goes, unless the daemon stops; then the
+ * main thread sets the record as the disk at rest needs it.
+ */
 static void abandon(struct vbd_move *m)
 {
 	char why[VBD_WHY_MAX];
@@ -405,10 +408,6 @@ static void abandon(struct vbd_move *m)
 	ret = blk_image_remove(m->dest, why, sizeof(why));
 	if (ret < 0 && ret != -ENOENT)
 		fail(m, ret, "cannot remove %s: %s", m->dest, why);
-	ret = move_record_remove(m->state_dir, m->domid, m->devid);
-	if (ret < 0)
-		fail(m, ret, "cannot remove its record from %s/moves: %s",
-		     m->state_dir, strerror(-ret));
 }
 
 static void *copier(void *arg)
@@ -729,6 +728,9 @@ static void thread_ended(struct vbd_move *m, struct vbd *v)
 	pthread_mutex_lock(&m->lock);
 	report_end(m, v);
 	pthread_mutex_unlock(&m->lock);
+	/* Not switched: the record no longer names DEST (a file's I/O). */
+	if (m->phase != VBD_MOVE_SWITCHED)
+		vbd_move_record_rest(v);
 	tell_started(m, m->ret ? m->ret : -ECANCELED,
 		     m->ret ? m->why : "cancelled");
 	free(m->buf);
@@ -825,43 +827,15 @@ static int refuse(const struct vbd *v, int err, char *why, size_t why_len,
 	return err;
 }
 
-/*
- * A record of an earlier move of @v (one a restarted daemon resumed it
- * from, or one it could not read): the record names the image its
- * configuration gives, which a second move would lose.
- */
-static int recorded(const struct vbd *v, char *why, size_t why_len)
-{
-	struct move_record r;
-	char path[VBD_PATH_MAX + 64];
-	int ret = move_record_load(v->d->opts.state_dir, v->fe_domid, v->devid,
-				   &r);
-
-	if (ret == -ENOENT)
-		return 0;
-	move_record_path(v->d->opts.state_dir, v->fe_domid, v->devid, path,
-			 sizeof(path));
-	snprintf(why, why_len,
-		 "%s: %s records an earlier move of it: point its "
-		 "configuration at the image it runs on and attach it again "
-		 "first",
-		 v->name, path);
-	return -EBUSY;
-}
-
 /* Why @v cannot be moved to @dest; 0 when it can. */
 static int cannot_move(struct vbd *v, const char *dest, char *why,
 		       size_t why_len)
 {
-	if (v->move && (!phase_final(v->move->phase) || v->move->tracking))
+	/* Ended: its thread joined, its map off the rings. */
+	if (v->move && (!v->move->ended || v->move->tracking))
 		return refuse(v, -EBUSY, why, why_len,
 			      "a move of it is under way: wait for it to end, "
 			      "or cancel it (blkbackctl move --cancel)");
-	if (v->move && v->move->phase == VBD_MOVE_SWITCHED)
-		return refuse(v, -EBUSY, why, why_len,
-			      "it was moved already since it was attached: "
-			      "point its configuration at its new image and "
-			      "attach it again first");
 	if (v->quiesce)
 		return refuse(v, -EBUSY, why, why_len,
 			      "it is paused (a snapshot of it is under way): "
@@ -887,7 +861,7 @@ static int cannot_move(struct vbd *v, const char *dest, char *why,
 			      "bytes)");
 	if (strcmp(dest, v->image_path) == 0)
 		return refuse(v, -EEXIST, why, why_len, "DEST is its image");
-	return recorded(v, why, why_len);
+	return 0;
 }
 
 static void move_free(struct vbd_move *m)
@@ -1033,7 +1007,8 @@ void vbd_move_end(struct vbd *v, bool detached)
 		m->thread_live = false;
 	}
 	tell_started(m, -ECANCELED, "the device closed");
-	if (detached && m->phase == VBD_MOVE_SWITCHED) {
+	/* The disk is gone: so is what a restart would need to find it. */
+	if (detached) {
 		ret = move_record_remove(m->state_dir, m->domid, m->devid);
 		if (ret < 0)
 			vbd_log(v, LOG_WARNING, -ret,
