@@ -60,16 +60,6 @@ all_writes_in() {
 		"$WORK/after-all.json" "$2" >"$3"
 }
 
-# read_back DOMID IMAGE: a new guest DOMID reads IMAGE's numbered pages
-# (front-DOMID.out), and goes.
-read_back() {
-	"$TOOLSTACK" create "$1" >>"$WORK/toolstack.log" 2>&1 ||
-		fail "create dom $1"
-	attach "$1" xvda "$2"
-	blkfront "$1" --check numbered-read >/dev/null
-	detach "$1"
-}
-
 # writes_in WRITER READER IMAGE: every write guest WRITER (stopped) saw
 # answered is in IMAGE, read back by a new guest READER; its count noted.
 writes_in() {
