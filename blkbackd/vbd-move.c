@@ -52,6 +52,7 @@ enum told {
 };
 
 struct vbd_move {
+	/* The main thread's. */
 	pthread_t thread;
 	bool thread_live; /* created and not joined */
 	vbd_move_started_fn *started; /* NULL once called */

@@ -332,8 +332,9 @@ static int cannot_quiesce(const struct vbd *v, struct vbd_why *why)
 {
 	if (v->quiesce)
 		return vbd_why(why, -EBUSY,
-			       "it is paused already (a snapshot of it is "
-			       "under way): try again once that one answered");
+			       "it is paused already (a snapshot of it, or a "
+			       "move's start or switch, is under way): try "
+			       "again in a moment");
 	if (v->closing)
 		return vbd_why(why, -EBUSY,
 			       "its rings are closing (the guest detaches)");
