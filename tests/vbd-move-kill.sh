@@ -8,9 +8,9 @@
 # to the served one, and every abandoned copy is gone
 # (tests/move-kill-check.py). Then the guest stops, the disk is attached
 # again from the image the daemon served (as an operator points the
-# configuration at a move's DEST), and read back, it holds every write
-# the guest saw answered (tests/snapshot-check.py); the guest saw no
-# error. A disk moves once per attach, hence the rounds.
+# configuration at a move's DEST: what is read back is that file, not
+# what a record makes of it), and it holds every write the guest saw
+# answered; the guest saw no error.
 #
 # BLKBACKD_MOVE_KILLS sets the number of kills (20 unless given, for make
 # check's time; 100 for the full run).
