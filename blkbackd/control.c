@@ -105,7 +105,26 @@ static void add_size(json_object *o, const char *key, const struct vbd_info *v)
 		v->sector_size ? json_object_new_uint64(v->sectors) : NULL);
 }
 
-static json_object *pause_ms(uint64_t from_ns, uint64_t to_ns);
+static json_object *pause_ms(uint64_t from_ns, uint64_t to_ns)
+{
+	/* A step that did not come: not measured. */
+	if (!from_ns || !to_ns)
+		return NULL;
+	return json_object_new_double((double)(to_ns - from_ns) / 1e6);
+}
+
+/* A pause of the guest in ms: in all, and its parts; null: not measured. */
+static void add_pause(json_object *o, const struct vbd_pause *p)
+{
+	json_object_object_add(o, "pause_ms",
+			       pause_ms(p->stopped_ns, p->resumed_ns));
+	json_object_object_add(o, "draining_ms",
+			       pause_ms(p->stopped_ns, p->drained_ns));
+	json_object_object_add(o, "copying_ms",
+			       pause_ms(p->drained_ns, p->acted_ns));
+	json_object_object_add(o, "resuming_ms",
+			       pause_ms(p->acted_ns, p->resumed_ns));
+}
 
 /*
  * Its last live move since it was attached, or null: where it is (phase),
@@ -115,7 +134,6 @@ static json_object *pause_ms(uint64_t from_ns, uint64_t to_ns);
  */
 static json_object *move_of(const struct vbd_move_info *m)
 {
-	const struct vbd_pause *p = &m->pause;
 	json_object *o;
 
 	if (m->phase == VBD_MOVE_NONE)
@@ -142,14 +160,7 @@ static json_object *move_of(const struct vbd_move_info *m)
 			       json_object_new_boolean(m->converging));
 	json_object_object_add(
 		o, "why", m->why[0] ? json_object_new_string(m->why) : NULL);
-	json_object_object_add(o, "pause_ms",
-			       pause_ms(p->stopped_ns, p->resumed_ns));
-	json_object_object_add(o, "draining_ms",
-			       pause_ms(p->stopped_ns, p->drained_ns));
-	json_object_object_add(o, "copying_ms",
-			       pause_ms(p->drained_ns, p->acted_ns));
-	json_object_object_add(o, "resuming_ms",
-			       pause_ms(p->acted_ns, p->resumed_ns));
+	add_pause(o, &m->pause);
 	return o;
 }
 
@@ -568,14 +579,6 @@ static char *reply_text(json_object *reply, size_t *reply_len)
 	return out;
 }
 
-static json_object *pause_ms(uint64_t from_ns, uint64_t to_ns)
-{
-	/* A step that did not come: not measured. */
-	if (!from_ns || !to_ns)
-		return NULL;
-	return json_object_new_double((double)(to_ns - from_ns) / 1e6);
-}
-
 static json_object *monotonic(const struct vbd_pause *p)
 {
 	json_object *o = json_object_new_object();
@@ -591,6 +594,26 @@ static json_object *monotonic(const struct vbd_pause *p)
 	return o;
 }
 
+/* Work that ended: its answer @o goes to the client that asked for it. */
+static void answer_later(struct control_later *later, json_object *o)
+{
+	size_t len = 0;
+	char *text = reply_text(o, &len);
+
+	control_server_answer(later->s, later->client, text, len);
+	free(later);
+}
+
+/* Where the answer to work that ends later goes; NULL without memory. */
+static struct control_later *keep_later(const struct control_later *later)
+{
+	struct control_later *mine = malloc(sizeof(*mine));
+
+	if (mine)
+		*mine = *later;
+	return mine;
+}
+
 /* A snapshot ended: its answer goes to the client that asked for it. */
 static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 {
@@ -598,8 +621,6 @@ static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 	const struct vbd_pause *p = &r->pause;
 	json_object *o;
 	char msg[768];
-	size_t len = 0;
-	char *text;
 
 	if (r->ret < 0) {
 		snprintf(msg, sizeof(msg), "%s: snapshot %s not taken: %s",
@@ -611,19 +632,10 @@ static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 				       json_object_new_string(r->name));
 		json_object_object_add(o, "dest",
 				       json_object_new_string(r->dest));
-		json_object_object_add(o, "pause_ms",
-				       pause_ms(p->stopped_ns, p->resumed_ns));
-		json_object_object_add(o, "draining_ms",
-				       pause_ms(p->stopped_ns, p->drained_ns));
-		json_object_object_add(o, "copying_ms",
-				       pause_ms(p->drained_ns, p->acted_ns));
-		json_object_object_add(o, "resuming_ms",
-				       pause_ms(p->acted_ns, p->resumed_ns));
+		add_pause(o, p);
 		json_object_object_add(o, "monotonic_ns", monotonic(p));
 	}
-	text = reply_text(o, &len);
-	control_server_answer(later->s, later->client, text, len);
-	free(later);
+	answer_later(later, o);
 }
 
 /*
@@ -642,10 +654,9 @@ static json_object *snapshot(struct daemon *d, const struct control_request *r,
 				   "file "
 				   "as the daemon, so only root (or the "
 				   "daemon's own user) may ask for one");
-	mine = malloc(sizeof(*mine));
+	mine = keep_later(later);
 	if (!mine)
 		return error_reply("out of memory");
-	*mine = *later;
 	ret = vbd_snapshot(d, r->domid, r->devid, r->dest, snapshot_taken, mine,
 			   why, sizeof(why));
 	if (ret < 0) {
@@ -661,8 +672,6 @@ static void move_started(void *arg, int ret, const char *why)
 {
 	struct control_later *later = arg;
 	json_object *o;
-	size_t len = 0;
-	char *text;
 
 	if (ret < 0) {
 		o = error_reply(why);
@@ -671,9 +680,7 @@ static void move_started(void *arg, int ret, const char *why)
 		json_object_object_add(o, "started",
 				       json_object_new_boolean(1));
 	}
-	text = reply_text(o, &len);
-	control_server_answer(later->s, later->client, text, len);
-	free(later);
+	answer_later(later, o);
 }
 
 /*
@@ -692,10 +699,9 @@ static json_object *move(struct daemon *d, const struct control_request *r,
 		return error_reply("permission denied: a move writes a new "
 				   "image as the daemon, so only root (or the "
 				   "daemon's own user) may ask for one");
-	mine = malloc(sizeof(*mine));
+	mine = keep_later(later);
 	if (!mine)
 		return error_reply("out of memory");
-	*mine = *later;
 	ret = vbd_move_start(d, r->domid, r->devid, r->dest, r->bw,
 			     move_started, mine, why, sizeof(why));
 	if (ret < 0) {

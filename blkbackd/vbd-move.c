@@ -385,7 +385,10 @@ static enum told copy_until_switched(struct vbd_move *m)
 	return told;
 }
 
-/* Stopped before the switch: DEST goes, unless the daemon stops. */
+/*
+ * Stopped before the switch: DEST goes, unless the daemon stops; then the
+ * main thread sets the record as the disk at rest needs it.
+ */
 static void abandon(struct vbd_move *m)
 {
 	char why[VBD_WHY_MAX];
@@ -405,10 +408,6 @@ static void abandon(struct vbd_move *m)
 	ret = blk_image_remove(m->dest, why, sizeof(why));
 	if (ret < 0 && ret != -ENOENT)
 		fail(m, ret, "cannot remove %s: %s", m->dest, why);
-	ret = move_record_remove(m->state_dir, m->domid, m->devid);
-	if (ret < 0)
-		fail(m, ret, "cannot remove its record from %s/moves: %s",
-		     m->state_dir, strerror(-ret));
 }
 
 static void *copier(void *arg)
@@ -729,6 +728,9 @@ static void thread_ended(struct vbd_move *m, struct vbd *v)
 	pthread_mutex_lock(&m->lock);
 	report_end(m, v);
 	pthread_mutex_unlock(&m->lock);
+	/* Not switched: the record no longer names DEST (a file's I/O). */
+	if (m->phase != VBD_MOVE_SWITCHED)
+		vbd_move_record_rest(v);
 	tell_started(m, m->ret ? m->ret : -ECANCELED,
 		     m->ret ? m->why : "cancelled");
 	free(m->buf);
@@ -818,46 +820,48 @@ bool vbd_move_pending(const struct daemon *d)
 
 /* ---- start, cancel, end ---- */
 
+static int refuse(const struct vbd *v, int err, char *why, size_t why_len,
+		  const char *msg)
+{
+	snprintf(why, why_len, "%s: %s", v->name, msg);
+	return err;
+}
+
 /* Why @v cannot be moved to @dest; 0 when it can. */
 static int cannot_move(struct vbd *v, const char *dest, char *why,
 		       size_t why_len)
 {
-	const char *no = NULL;
-	int ret = -EBUSY;
-
-	if (v->move && (!phase_final(v->move->phase) || v->move->tracking))
-		no = "a move of it is under way: wait for it to end, or "
-		     "cancel it (blkbackctl move --cancel)";
-	else if (v->move && v->move->phase == VBD_MOVE_SWITCHED)
-		no = "it was moved already since it was attached: point its "
-		     "configuration at its new image and attach it again "
-		     "first";
-	else if (v->quiesce)
-		no = "it is paused (a snapshot of it is under way): try again "
-		     "once that one answered";
-	else if (!v->d->opts.state_dir)
-		ret = -EOPNOTSUPP, no = "the daemon has no --state-dir, where "
-					"a move's record "
-					"must survive a crash";
-	else if (!v->nr_queues || v->closing || !vbd_image_open(v))
-		ret = -ENOTCONN, no = "no guest is connected to it: copy its "
-				      "image while "
-				      "nothing uses it";
-	else if (v->image.readonly)
-		ret = -EROFS, no = "it is read-only: copy its image instead";
-	else if (v->image.nbd_uri || v->image.null)
-		ret = -EOPNOTSUPP, no = "an NBD export (or the null image) "
-					"belongs to its "
-					"server: move it there";
-	else if (strlen(dest) >= VBD_PATH_MAX)
-		ret = -ENAMETOOLONG, no = "DEST is too long for its record (at "
-					  "most 191 bytes)";
-	else if (strcmp(dest, v->image_path) == 0)
-		ret = -EEXIST, no = "DEST is its image";
-	if (!no)
-		return 0;
-	snprintf(why, why_len, "%s: %s", v->name, no);
-	return ret;
+	/* Ended: its thread joined, its map off the rings. */
+	if (v->move && (!v->move->ended || v->move->tracking))
+		return refuse(v, -EBUSY, why, why_len,
+			      "a move of it is under way: wait for it to end, "
+			      "or cancel it (blkbackctl move --cancel)");
+	if (v->quiesce)
+		return refuse(v, -EBUSY, why, why_len,
+			      "it is paused (a snapshot of it is under way): "
+			      "try again once that one answered");
+	if (!v->d->opts.state_dir)
+		return refuse(v, -EOPNOTSUPP, why, why_len,
+			      "the daemon has no --state-dir, where a move's "
+			      "record must survive a crash");
+	if (!v->nr_queues || v->closing || !vbd_image_open(v))
+		return refuse(v, -ENOTCONN, why, why_len,
+			      "no guest is connected to it: copy its image "
+			      "while nothing uses it");
+	if (v->image.readonly)
+		return refuse(v, -EROFS, why, why_len,
+			      "it is read-only: copy its image instead");
+	if (v->image.nbd_uri || v->image.null)
+		return refuse(v, -EOPNOTSUPP, why, why_len,
+			      "an NBD export (or the null image) belongs to "
+			      "its server: move it there");
+	if (strlen(dest) >= VBD_PATH_MAX)
+		return refuse(v, -ENAMETOOLONG, why, why_len,
+			      "DEST is too long for its record (at most 191 "
+			      "bytes)");
+	if (strcmp(dest, v->image_path) == 0)
+		return refuse(v, -EEXIST, why, why_len, "DEST is its image");
+	return 0;
 }
 
 static void move_free(struct vbd_move *m)
@@ -1003,7 +1007,8 @@ void vbd_move_end(struct vbd *v, bool detached)
 		m->thread_live = false;
 	}
 	tell_started(m, -ECANCELED, "the device closed");
-	if (detached && m->phase == VBD_MOVE_SWITCHED) {
+	/* The disk is gone: so is what a restart would need to find it. */
+	if (detached) {
 		ret = move_record_remove(m->state_dir, m->domid, m->devid);
 		if (ret < 0)
 			vbd_log(v, LOG_WARNING, -ret,

@@ -18,11 +18,13 @@
  *           guest's next request goes to DEST; the thread closes the old
  *           image (which may block, for RBD)
  *
- * Until the switch the source is authoritative: a cancel, a failure or a
- * detach removes DEST and the record, and a pause drops the map; a daemon
- * that stops under a live guest keeps both for the next one (vbd-image.c's
- * restart path). After it DEST is, and the record says so until the device
- * is detached.
+ * Until the switch the source is authoritative: a cancel or a failure
+ * removes DEST, sets the record as the disk at rest needs it
+ * (vbd_move_record_rest(): gone, or naming the image an earlier move left
+ * the disk on), and a pause drops the map; a detach removes DEST and the
+ * record; a daemon that stops under a live guest keeps both for the next
+ * one (vbd-move-resume.c). After it DEST is, and the record says so until
+ * the device is detached; the disk may move on from there.
  *
  * Threads: everything declared here is the main thread's. The copier
  * thread touches the device's image (its fd or RBD handle, usable from any

@@ -59,3 +59,30 @@ all_writes_in() {
 	python3 "$top_srcdir/tests/snapshot-check.py" "$1" \
 		"$WORK/after-all.json" "$2" >"$3"
 }
+
+# writes_in WRITER READER IMAGE: every write guest WRITER (stopped) saw
+# answered is in IMAGE, read back by a new guest READER; its count noted.
+writes_in() {
+	read_back "$2" "$3"
+	all_writes_in "$WORK/front-$1.out" "$WORK/front-$2.out" \
+		"$WORK/check-$2.out" ||
+		fail "$3: $(cat "$WORK/check-$2.out")"
+	note "$3: $(cat "$WORK/check-$2.out")"
+}
+
+# move_under_writer DOMID IMAGE DEST: a new guest DOMID on IMAGE writes
+# numbered pages while its disk moves to DEST (move --wait, which must
+# switch); the writer stops, the disk stays attached.
+move_under_writer() {
+	"$TOOLSTACK" create "$1" >>"$WORK/toolstack.log" 2>&1 ||
+		fail "create dom $1"
+	attach "$1" xvda "$2"
+	numbered_start "$1"
+	sleep 0.5
+	$CTL move --wait "$1/xvda" "$3" >"$WORK/move-$1.txt" 2>&1 ||
+		fail "move $2 to $3: $(cat "$WORK/move-$1.txt")"
+	grep -q "^moved to $3 after" "$WORK/move-$1.txt" ||
+		fail "move $2 to $3 printed: $(cat "$WORK/move-$1.txt")"
+	sleep 0.5
+	numbered_stop
+}
