@@ -12,14 +12,14 @@
 # what a record makes of it), and it holds every write the guest saw
 # answered; the guest saw no error.
 #
-# BLKBACKD_MOVE_KILLS sets the number of kills (20 unless given, for make
+# BLKBACKD_MOVE_KILLS sets the number of kills (30 unless given, for make
 # check's time; 100 for the full run).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-snapshot.sh"
 . "$top_srcdir/tests/lib-move.sh"
 requires python3 od
 xensim_setup
-KILLS=${BLKBACKD_MOVE_KILLS:-20}
+KILLS=${BLKBACKD_MOVE_KILLS:-30}
 case $KILLS in
 '' | *[!0-9]*) hard_error "BLKBACKD_MOVE_KILLS must be a number" ;;
 esac
