@@ -88,7 +88,8 @@ static void vbd_move_drop_copy(const struct about *a,
 /*
  * The source of a switched move carries its moved-to mark: set it if the
  * restart came before the move did. Already marked, the source refuses to
- * open (-ESTALE): nothing to do.
+ * open (-ESTALE): nothing to do; nor for one removed since, which no one
+ * can attach by mistake.
  */
 static void vbd_move_mark_source(struct daemon *d, const struct about *a,
 				 const struct move_record *r)
@@ -107,7 +108,7 @@ static void vbd_move_mark_source(struct daemon *d, const struct about *a,
 		return;
 	}
 	ret = blk_image_open(&src, r->source, false, d->opts.cache, NULL);
-	if (ret == -ESTALE)
+	if (ret == -ESTALE || ret == -ENOENT)
 		return;
 	if (ret < 0) {
 		say(a, LOG_WARNING, -ret,
