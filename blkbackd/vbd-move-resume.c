@@ -88,7 +88,8 @@ static void vbd_move_drop_copy(const struct about *a,
 /*
  * The source of a switched move carries its moved-to mark: set it if the
  * restart came before the move did. Already marked, the source refuses to
- * open (-ESTALE): nothing to do.
+ * open (-ESTALE): nothing to do; nor for one removed since, which no one
+ * can attach by mistake.
  */
 static void vbd_move_mark_source(struct daemon *d, const struct about *a,
 				 const struct move_record *r)
@@ -107,7 +108,7 @@ static void vbd_move_mark_source(struct daemon *d, const struct about *a,
 		return;
 	}
 	ret = blk_image_open(&src, r->source, false, d->opts.cache, NULL);
-	if (ret == -ESTALE)
+	if (ret == -ESTALE || ret == -ENOENT)
 		return;
 	if (ret < 0) {
 		say(a, LOG_WARNING, -ret,
@@ -231,6 +232,28 @@ void vbd_move_opened(struct vbd *v, const char *params)
 	vbd_move_mark_source(v->d, &a, &r);
 }
 
+/*
+ * Is the device there, under any backend directory? Asked of xenstore, not
+ * of d->vbds: at start-up the watch events that make the devices may still
+ * be on their way, and a live device's record must never be taken for a
+ * gone one's.
+ */
+static bool vbd_move_device_exists(struct daemon *d, uint32_t domid,
+				   uint32_t devid)
+{
+	char be[VBD_PATH_MAX];
+
+	if (vbd_find(d, ANY_ROOT, domid, devid))
+		return true;
+	for (unsigned int i = 0; i < d->nr_roots; i++) {
+		snprintf(be, sizeof(be), "%s/%" PRIu32 "/%" PRIu32,
+			 d->be_root[i], domid, devid);
+		if (xenbus_read_state(d->xs, be) != XenbusStateUnknown)
+			return true;
+	}
+	return false;
+}
+
 /* One record at start-up: left to its device if there is one. */
 static int vbd_move_settle(void *arg, uint32_t domid, uint32_t devid)
 {
@@ -241,7 +264,7 @@ static int vbd_move_settle(void *arg, uint32_t domid, uint32_t devid)
 	struct move_record r;
 	int ret;
 
-	if (vbd_find(d, ANY_ROOT, domid, devid))
+	if (vbd_move_device_exists(d, domid, devid))
 		return 0;
 	snprintf(name, sizeof(name), "vbd %" PRIu32 "/%" PRIu32, domid, devid);
 	ret = move_record_load(d->opts.state_dir, domid, devid, &r);

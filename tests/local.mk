@@ -223,8 +223,9 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
 
-# Live moves across restarts of the daemon: records made by hand.
-INTEGRATION_TESTS += tests/vbd-move-resume.sh
+# Live moves across SIGKILLs of the daemon: records made by hand, then
+# BLKBACKD_MOVE_KILLS kills during moves.
+INTEGRATION_TESTS += tests/vbd-move-resume.sh tests/vbd-move-kill.sh
 EXTRA_DIST += tests/move-kill-check.py
 
 # cachestat(2) probe for tests/vbd-flush.sh.
