@@ -987,14 +987,9 @@ int vbd_move_cancel(struct daemon *d, uint32_t domid, uint32_t devid, char *why,
 	return 0;
 }
 
-void vbd_move_end(struct vbd *v, bool detached)
+/* Stop @m's thread (it cleans up as @detached says) and free @m. */
+static void move_stop(struct vbd_move *m, bool detached)
 {
-	struct vbd_move *m = v->move;
-	int ret;
-
-	if (!m)
-		return;
-	v->move = NULL;
 	if (m->thread_live) {
 		stop_thread(m, 0, "", !detached);
 		/* An ask taken and not answered yet (its pause ended with
@@ -1008,17 +1003,36 @@ void vbd_move_end(struct vbd *v, bool detached)
 		m->thread_live = false;
 	}
 	tell_started(m, -ECANCELED, "the device closed");
-	/* The disk is gone: so is what a restart would need to find it. */
-	if (detached) {
-		ret = move_record_remove(m->state_dir, m->domid, m->devid);
-		if (ret < 0)
-			vbd_log(v, LOG_WARNING, -ret,
-				"cannot remove the record of its move to %s "
-				"from %s/moves: %s",
-				m->dest, m->state_dir, strerror(-ret));
-	}
 	/* Its rings are closed: no one marks the map any more. */
 	move_free(m);
+}
+
+void vbd_move_end(struct vbd *v, bool detached)
+{
+	const char *dir = v->d->opts.state_dir;
+	char path[VBD_PATH_MAX + 64];
+	int ret;
+
+	if (v->move)
+		move_stop(v->move, detached);
+	v->move = NULL;
+	/*
+	 * The disk is gone: so is what a restart would need to find it, this
+	 * daemon's move's or the one a restart resumed it from (the next
+	 * disk of this number is another). One unlink() when there is none.
+	 */
+	if (!detached || !dir)
+		return;
+	ret = move_record_remove(dir, v->fe_domid, v->devid);
+	if (ret < 0) {
+		move_record_path(dir, v->fe_domid, v->devid, path,
+				 sizeof(path));
+		vbd_log(v, LOG_WARNING, -ret,
+			"cannot remove the record of its moves, %s: %s; remove "
+			"it before the next disk of this domain and number "
+			"attaches",
+			path, strerror(-ret));
+	}
 }
 
 void vbd_move_info(struct vbd *v, struct vbd_move_info *out)

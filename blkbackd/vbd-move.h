@@ -101,8 +101,9 @@ struct blk_dirty *vbd_move_map(const struct vbd *v);
 /*
  * @v closes (its rings are closed): a move under way stops (its thread is
  * joined: at most one run of copying). @detached: the guest's disk is
- * gone: DEST and the record are removed unless it switched, and then the
- * record; else (the daemon stops) both stay for the next daemon.
+ * gone: DEST is removed unless it switched, and the disk's record in any
+ * case, also one a restart resumed it from; else (the daemon stops) both
+ * stay for the next daemon.
  */
 void vbd_move_end(struct vbd *v, bool detached);
 
