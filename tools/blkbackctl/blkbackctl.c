@@ -658,13 +658,14 @@ static int run_move(struct cli *c, char **args)
 {
 	struct disk_ref ref;
 	char dest[512], request[640];
-	int ret = disk_of(c, args[0], &ref);
+	int ret;
 
+	if (c->cancel != !args[1] || (c->cancel && c->bw[0]))
+		return usage_error(c->cmd, "move: give DISK DEST [--bw N], or "
+					   "--cancel DISK");
+	ret = disk_of(c, args[0], &ref);
 	if (ret)
 		return ret;
-	if (c->cancel != !args[1])
-		return usage_error(c->cmd, "move: give DISK DEST, or --cancel "
-					   "DISK");
 	if (c->cancel) {
 		snprintf(request, sizeof(request), "move-cancel %u/%u",
 			 ref.domid, ref.devid);
