@@ -21,6 +21,12 @@ start_daemon
 CTL="$top_builddir/tools/blkbackctl/blkbackctl --socket $WORK/state/control"
 target() { echo "rbd:rbd/$1:conf=$CEPH_CONF"; }
 
+# rbd_marked IMAGE DEST: RBD image rbd/IMAGE carries the mark naming DEST.
+rbd_marked() {
+	[ "$(rbd_cmd image-meta get "rbd/$1" blkbackd.moved-to 2>/dev/null)" = "$2" ] ||
+		fail "rbd/$1 is not marked: $(rbd_cmd image-meta list "rbd/$1" 2>&1)"
+}
+
 note "an existing RBD target is refused"
 truncate -s 32M "$DIR/src.img" || fail "cannot make the image"
 "$TOOLSTACK" create 9 >>"$WORK/toolstack.log" 2>&1 || fail "create dom 9"
@@ -47,8 +53,7 @@ writes_in 1 11 "$(target moved)"
 
 note "that RBD disk moves to another RBD image"
 move_under_writer 2 "$(target moved)" "$(target again)"
-[ "$(rbd_cmd image-meta get rbd/moved blkbackd.moved-to 2>/dev/null)" = "$(target again)" ] ||
-	fail "the RBD source is not marked: $(rbd_cmd image-meta list rbd/moved 2>&1)"
+rbd_marked moved "$(target again)"
 # The daemon let the old image go: nothing watches it any more.
 rbd_cmd status rbd/moved >"$WORK/status.out" 2>&1
 grep -q "Watchers: none" "$WORK/status.out" ||
@@ -58,8 +63,7 @@ writes_in 2 12 "$(target again)"
 
 note "that RBD disk moves back to a file"
 move_under_writer 4 "$(target again)" "$DIR/back.img"
-[ "$(rbd_cmd image-meta get rbd/again blkbackd.moved-to 2>/dev/null)" = "$DIR/back.img" ] ||
-	fail "the RBD source is not marked: $(rbd_cmd image-meta list rbd/again 2>&1)"
+rbd_marked again "$DIR/back.img"
 detach 4
 writes_in 4 14 "$DIR/back.img"
 
