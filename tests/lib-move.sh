@@ -13,6 +13,22 @@ xattr_dir() {
 	rm -f "$1/.xattr-probe" "$1/.xattr-err"
 }
 
+# files_gone PATH...: wait up to 5 s until none of PATH... exists (the
+# daemon lets a detached disk go just after the toolstack saw it closed).
+files_gone() {
+	fg_n=50
+	while [ "$fg_n" -gt 0 ]; do
+		fg_left=
+		for fg_p in "$@"; do
+			[ -e "$fg_p" ] && fg_left=1
+		done
+		[ -z "$fg_left" ] && return 0
+		sleep 0.1
+		fg_n=$((fg_n - 1))
+	done
+	return 1
+}
+
 # moved_to FILE: the mark a moved source carries ("" when none).
 moved_to() {
 	python3 -c 'import os, sys

@@ -99,6 +99,7 @@ grep -q "^move started" "$WORK/move2.out" ||
 [ -f "$RECORDS/2-51712" ] || fail "the move has no record"
 hold_end
 detach 2
+files_gone "$DIR/new2.img" "$RECORDS/2-51712"
 [ ! -e "$DIR/new2.img" ] || fail "a detached disk's move left its DEST"
 [ ! -e "$RECORDS/2-51712" ] || fail "a detached disk's move left its record"
 [ -z "$(moved_to "$DIR/d2.img")" ] || fail "an unfinished move marked its source"

@@ -92,7 +92,7 @@ daemon_has_open "$DST" && fail "the daemon still has $DST open"
 # without its mark, misses those made after its switch. The disk gone,
 # so is its record.
 detach 1
-[ ! -e "$WORK/state/moves/1-51712" ] || fail "a detached disk's record stayed"
+files_gone "$WORK/state/moves/1-51712" || fail "a detached disk's record stayed"
 cp "$SRC" "$DIR/old-copy.img" || fail "cp"
 writes_in 1 11 "$DST2"
 read_back 12 "$DIR/old-copy.img"
