@@ -14,7 +14,7 @@
 #define MAX_WORDS 4
 #define WORD_MAX 32 /* bytes, with the terminating NUL */
 
-/* A snapshot's DEST is the one word that may be longer (a path). */
+/* A snapshot's or move's DEST is the one word that may be longer (a path). */
 struct words {
 	char w[MAX_WORDS][CONTROL_DEST_MAX];
 	size_t len[MAX_WORDS];
@@ -115,12 +115,15 @@ static const struct {
 	{ "reload", CONTROL_RELOAD, 0, 0 },
 	{ "limit", CONTROL_LIMIT, 1, 3 },
 	{ "snapshot", CONTROL_SNAPSHOT, 2, 2 },
+	{ "move", CONTROL_MOVE, 2, 3 },
+	{ "move-cancel", CONTROL_MOVE_CANCEL, 1, 1 },
 };
 
 #define UNKNOWN                                                           \
 	"unknown request (list, stats [DOMID/DEVID], log-level [LEVEL], " \
 	"resize [DOMID/DEVID], reload, limit DOMID/DEVID [IOPS BPS], "    \
-	"snapshot DOMID/DEVID DEST)"
+	"snapshot DOMID/DEVID DEST, move DOMID/DEVID DEST [BPS], "        \
+	"move-cancel DOMID/DEVID)"
 
 /* The arguments of a known command, @ws->n - 1 of them, in range. */
 static int arguments(const struct words *ws, struct control_request *req,
@@ -151,6 +154,15 @@ static int arguments(const struct words *ws, struct control_request *req,
 	case CONTROL_SNAPSHOT:
 		memcpy(req->dest, ws->w[2], ws->len[2] + 1);
 		return device(ws->w[1], req, why, why_len);
+	case CONTROL_MOVE:
+		memcpy(req->dest, ws->w[2], ws->len[2] + 1);
+		if (args == 3 && blk_parse_u64(ws->w[3], UINT64_MAX, &req->bw))
+			return refuse(why, why_len,
+				      "a move's rate is a number of bytes a "
+				      "second (0: the default)");
+		return device(ws->w[1], req, why, why_len);
+	case CONTROL_MOVE_CANCEL:
+		return device(ws->w[1], req, why, why_len);
 	case CONTROL_LIST:
 	case CONTROL_RELOAD:
 		break;
@@ -167,10 +179,11 @@ int control_request_parse(const char *line, size_t len,
 	*req = (struct control_request){ 0 };
 	if (split(line, len, &ws, why, why_len) < 0)
 		return -EINVAL;
-	/* Every word is short, but a snapshot's DEST. */
+	/* Every word is short, but a snapshot's or a move's DEST. */
 	for (unsigned int i = 0; i < ws.n; i++)
 		if (ws.len[i] >= WORD_MAX &&
-		    !(i == 2 && strcmp(ws.w[0], "snapshot") == 0))
+		    !(i == 2 && (strcmp(ws.w[0], "snapshot") == 0 ||
+				 strcmp(ws.w[0], "move") == 0)))
 			return refuse(why, why_len, "a word too long");
 	for (size_t i = 0; ws.n && i < sizeof(commands) / sizeof(commands[0]);
 	     i++) {

@@ -16,6 +16,10 @@
  *   limit DOMID/DEVID [IOPS BPS]
  *   snapshot DOMID/DEVID DEST DEST: a word of 1 to CONTROL_DEST_MAX - 1
  *                             bytes (every other word has at most 31)
+ *   move DOMID/DEVID DEST [BPS]
+ *                             BPS: a number, bytes a second (0: the
+ *                             default rate)
+ *   move-cancel DOMID/DEVID
  */
 #ifndef BLKBACKD_CONTROL_REQUEST_H
 #define BLKBACKD_CONTROL_REQUEST_H
@@ -24,7 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A snapshot's DEST (a path, or an RBD snapshot's name), its NUL included. */
+/*
+ * A snapshot's or a move's DEST (a path, an RBD snapshot's name or RBD
+ * target), its NUL included.
+ */
 #define CONTROL_DEST_MAX 512
 /*
  * A request line's bytes, its newline included: longer ones are refused.
@@ -40,6 +47,8 @@ enum control_op {
 	CONTROL_RELOAD,
 	CONTROL_LIMIT,
 	CONTROL_SNAPSHOT,
+	CONTROL_MOVE,
+	CONTROL_MOVE_CANCEL,
 };
 
 /* One limit of "limit D/V IOPS BPS": a number, or keep the one in force. */
@@ -55,7 +64,8 @@ struct control_request {
 	char level[32]; /* log-level: the one asked for; "" asks which */
 	bool set_limits; /* limit: iops and bps given */
 	struct control_limit_arg iops, bps;
-	char dest[CONTROL_DEST_MAX]; /* snapshot: where the copy goes */
+	char dest[CONTROL_DEST_MAX]; /* snapshot, move: where the copy goes */
+	uint64_t bw; /* move: its rate limit; 0: the default */
 };
 
 /*

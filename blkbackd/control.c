@@ -14,6 +14,7 @@
 #include "blkbackd/log.h"
 #include "blkbackd/options.h"
 #include "blkbackd/reload.h"
+#include "blkbackd/vbd-move.h"
 #include "blkbackd/vbd.h"
 
 static json_object *op_counters(const struct blk_stats *s, unsigned int op)
@@ -104,6 +105,65 @@ static void add_size(json_object *o, const char *key, const struct vbd_info *v)
 		v->sector_size ? json_object_new_uint64(v->sectors) : NULL);
 }
 
+static json_object *pause_ms(uint64_t from_ns, uint64_t to_ns)
+{
+	/* A step that did not come: not measured. */
+	if (!from_ns || !to_ns)
+		return NULL;
+	return json_object_new_double((double)(to_ns - from_ns) / 1e6);
+}
+
+/* A pause of the guest in ms: in all, and its parts; null: not measured. */
+static void add_pause(json_object *o, const struct vbd_pause *p)
+{
+	json_object_object_add(o, "pause_ms",
+			       pause_ms(p->stopped_ns, p->resumed_ns));
+	json_object_object_add(o, "draining_ms",
+			       pause_ms(p->stopped_ns, p->drained_ns));
+	json_object_object_add(o, "copying_ms",
+			       pause_ms(p->drained_ns, p->acted_ns));
+	json_object_object_add(o, "resuming_ms",
+			       pause_ms(p->acted_ns, p->resumed_ns));
+}
+
+/*
+ * Its last live move since it was attached, or null: where it is (phase),
+ * from and to, bytes copied (passes summed), of the image's total, dirty
+ * now, the rate limit and the last pass's rate (null before one ended),
+ * and the switch's pause (null until it switched).
+ */
+static json_object *move_of(const struct vbd_move_info *m)
+{
+	json_object *o;
+
+	if (m->phase == VBD_MOVE_NONE)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(
+		o, "phase",
+		json_object_new_string(vbd_move_phase_name(m->phase)));
+	json_object_object_add(o, "source", json_object_new_string(m->source));
+	json_object_object_add(o, "dest", json_object_new_string(m->dest));
+	json_object_object_add(o, "copied_bytes",
+			       json_object_new_uint64(m->copied));
+	json_object_object_add(o, "total_bytes",
+			       json_object_new_uint64(m->total));
+	json_object_object_add(o, "dirty_bytes",
+			       json_object_new_uint64(m->dirty));
+	json_object_object_add(o, "bytes_per_second",
+			       json_object_new_uint64(m->bw));
+	json_object_object_add(o, "rate_bytes_per_second",
+			       m->passes ? json_object_new_uint64(m->rate)
+					 : NULL);
+	json_object_object_add(o, "passes", json_object_new_uint64(m->passes));
+	json_object_object_add(o, "converging",
+			       json_object_new_boolean(m->converging));
+	json_object_object_add(
+		o, "why", m->why[0] ? json_object_new_string(m->why) : NULL);
+	add_pause(o, &m->pause);
+	return o;
+}
+
 static void add_listing(const struct vbd_info *v, void *arg)
 {
 	json_object *o = device_id(v), *f = json_object_new_object();
@@ -145,6 +205,7 @@ static void add_listing(const struct vbd_info *v, void *arg)
 		json_object_new_int(v->features.max_indirect_segments));
 	json_object_object_add(o, "offered", f);
 	json_object_object_add(o, "limit", limit_of(&v->throttle));
+	json_object_object_add(o, "move", move_of(&v->move));
 	json_object_array_add(arg, o);
 }
 
@@ -269,6 +330,7 @@ static void add_stats(const struct vbd_info *v, void *arg)
 	json_object_object_add(o, "merged", json_object_new_uint64(s->merged));
 	json_object_object_add(o, "moves", moves_of(&v->moves));
 	json_object_object_add(o, "snapshots", snapshots_of(&v->snapshots));
+	json_object_object_add(o, "move", move_of(&v->move));
 	json_object_object_add(o, "in_flight",
 			       json_object_new_uint64(s->in_flight));
 	json_object_object_add(o, "queued", json_object_new_uint64(s->queued));
@@ -517,14 +579,6 @@ static char *reply_text(json_object *reply, size_t *reply_len)
 	return out;
 }
 
-static json_object *ms(uint64_t from_ns, uint64_t to_ns)
-{
-	/* A step that did not come: not measured. */
-	if (!from_ns || !to_ns)
-		return NULL;
-	return json_object_new_double((double)(to_ns - from_ns) / 1e6);
-}
-
 static json_object *monotonic(const struct vbd_pause *p)
 {
 	json_object *o = json_object_new_object();
@@ -540,6 +594,26 @@ static json_object *monotonic(const struct vbd_pause *p)
 	return o;
 }
 
+/* Work that ended: its answer @o goes to the client that asked for it. */
+static void answer_later(struct control_later *later, json_object *o)
+{
+	size_t len = 0;
+	char *text = reply_text(o, &len);
+
+	control_server_answer(later->s, later->client, text, len);
+	free(later);
+}
+
+/* Where the answer to work that ends later goes; NULL without memory. */
+static struct control_later *keep_later(const struct control_later *later)
+{
+	struct control_later *mine = malloc(sizeof(*mine));
+
+	if (mine)
+		*mine = *later;
+	return mine;
+}
+
 /* A snapshot ended: its answer goes to the client that asked for it. */
 static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 {
@@ -547,8 +621,6 @@ static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 	const struct vbd_pause *p = &r->pause;
 	json_object *o;
 	char msg[768];
-	size_t len = 0;
-	char *text;
 
 	if (r->ret < 0) {
 		snprintf(msg, sizeof(msg), "%s: snapshot %s not taken: %s",
@@ -560,19 +632,10 @@ static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 				       json_object_new_string(r->name));
 		json_object_object_add(o, "dest",
 				       json_object_new_string(r->dest));
-		json_object_object_add(o, "pause_ms",
-				       ms(p->stopped_ns, p->resumed_ns));
-		json_object_object_add(o, "draining_ms",
-				       ms(p->stopped_ns, p->drained_ns));
-		json_object_object_add(o, "copying_ms",
-				       ms(p->drained_ns, p->acted_ns));
-		json_object_object_add(o, "resuming_ms",
-				       ms(p->acted_ns, p->resumed_ns));
+		add_pause(o, p);
 		json_object_object_add(o, "monotonic_ns", monotonic(p));
 	}
-	text = reply_text(o, &len);
-	control_server_answer(later->s, later->client, text, len);
-	free(later);
+	answer_later(later, o);
 }
 
 /*
@@ -591,10 +654,9 @@ static json_object *snapshot(struct daemon *d, const struct control_request *r,
 				   "file "
 				   "as the daemon, so only root (or the "
 				   "daemon's own user) may ask for one");
-	mine = malloc(sizeof(*mine));
+	mine = keep_later(later);
 	if (!mine)
 		return error_reply("out of memory");
-	*mine = *later;
 	ret = vbd_snapshot(d, r->domid, r->devid, r->dest, snapshot_taken, mine,
 			   why, sizeof(why));
 	if (ret < 0) {
@@ -603,6 +665,69 @@ static json_object *snapshot(struct daemon *d, const struct control_request *r,
 	}
 	later->deferred = true;
 	return NULL;
+}
+
+/* A move started, or could not: the answer to its requester. */
+static void move_started(void *arg, int ret, const char *why)
+{
+	struct control_later *later = arg;
+	json_object *o;
+
+	if (ret < 0) {
+		o = error_reply(why);
+	} else {
+		o = json_object_new_object();
+		json_object_object_add(o, "started",
+				       json_object_new_boolean(1));
+	}
+	answer_later(later, o);
+}
+
+/*
+ * "move DOMID/DEVID DEST [BPS]": answered once DEST exists and the
+ * guest's writes are tracked, or at once when it cannot begin; NULL when
+ * it began (@later->deferred). Its progress is in list and stats.
+ */
+static json_object *move(struct daemon *d, const struct control_request *r,
+			 struct control_later *later)
+{
+	struct control_later *mine;
+	char why[640];
+	int ret;
+
+	if (!later->privileged)
+		return error_reply("permission denied: a move writes a new "
+				   "image as the daemon, so only root (or the "
+				   "daemon's own user) may ask for one");
+	mine = keep_later(later);
+	if (!mine)
+		return error_reply("out of memory");
+	ret = vbd_move_start(d, r->domid, r->devid, r->dest, r->bw,
+			     move_started, mine, why, sizeof(why));
+	if (ret < 0) {
+		free(mine);
+		return error_reply(why);
+	}
+	later->deferred = true;
+	return NULL;
+}
+
+/* "move-cancel DOMID/DEVID": asked; the move ends soon after. */
+static json_object *move_cancel(struct daemon *d,
+				const struct control_request *r,
+				const struct control_later *later)
+{
+	json_object *o;
+	char why[640];
+
+	if (!later->privileged)
+		return error_reply("permission denied: only root (or the "
+				   "daemon's own user) may cancel a move");
+	if (vbd_move_cancel(d, r->domid, r->devid, why, sizeof(why)) < 0)
+		return error_reply(why);
+	o = json_object_new_object();
+	json_object_object_add(o, "cancelling", json_object_new_boolean(1));
+	return o;
 }
 
 /* The reply to one request line; NULL: it comes later. */
@@ -625,6 +750,10 @@ static json_object *answer(struct daemon *d, const char *line, size_t len,
 		return resize(d, &r);
 	case CONTROL_SNAPSHOT:
 		return snapshot(d, &r, later);
+	case CONTROL_MOVE:
+		return move(d, &r, later);
+	case CONTROL_MOVE_CANCEL:
+		return move_cancel(d, &r, later);
 	case CONTROL_LIST:
 	case CONTROL_STATS:
 		break;

@@ -23,6 +23,14 @@
  *                        the guest's pause (pause_ms, of it draining_ms,
  *                        copying_ms, resuming_ms, and its steps'
  *                        CLOCK_MONOTONIC times in ns, monotonic_ns)
+ *   move DOMID/DEVID DEST [BPS]
+ *                        move the running disk to a new image DEST at up
+ *                        to BPS bytes a second (vbd-move.h), answered
+ *                        {"started": true} once DEST exists and the
+ *                        guest's writes are tracked; its progress is the
+ *                        device's "move" in list and stats
+ *   move-cancel DOMID/DEVID
+ *                        stop it before it switched: DEST is removed
  *
  * DOMID and DEVID are numbers: blkbackctl turns names into them. An error
  * is {"error": "..."}, with "bad_request": true when the request itself

@@ -22,7 +22,10 @@ blkbackd_blkbackd_SOURCES = \
 	blkbackd/vbd-watch.c blkbackd/vbd-limits.c blkbackd/vbd-stats.c \
 	blkbackd/vbd-xenstat.c \
 	blkbackd/vbd-quiesce.h blkbackd/vbd-quiesce.c blkbackd/vbd-snapshot.c \
-	blkbackd/opener.h blkbackd/opener.c
+	blkbackd/vbd-move.h blkbackd/vbd-move.c \
+	blkbackd/opener.h blkbackd/opener.c \
+	blkbackd/move-record.h blkbackd/move-record.c \
+	blkbackd/vbd-move-resume.c
 blkbackd_blkbackd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
 blkbackd_blkbackd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
 	$(XENEVTCHN_CFLAGS) $(XENGNTTAB_CFLAGS) $(URING_CFLAGS) \

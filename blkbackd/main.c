@@ -28,6 +28,7 @@
 #include "blkbackd/opener.h"
 #include "blkbackd/options.h"
 #include "blkbackd/reload.h"
+#include "blkbackd/vbd-move.h"
 #include "blkbackd/vbd.h"
 #include "blkbackd/worker.h"
 #include "libblk/parse.h"
@@ -360,7 +361,7 @@ static int timers(struct daemon *d, struct timers *t, int errors_ms)
 		run_due(d, vbd_xenstat_update_all, now, &t->next_xenstat,
 			VBD_XENSTAT_MS, &soonest);
 	/* A paused device's drain deadline (vbd-quiesce.h). */
-	if (vbd_quiesce_pending(d))
+	if (vbd_quiesce_pending(d) || vbd_move_pending(d))
 		run_due(d, vbd_rings_closed, now, &t->next_quiesce,
 			VBD_QUIESCE_TICK_MS, &soonest);
 	if (t->ping_ms)
@@ -590,6 +591,7 @@ static int run(struct daemon *d)
 
 	/* Devices that exist already (a restart) are picked up here. */
 	drain_watches(d);
+	vbd_move_settle_gone(d);
 	sd_notify(0, "READY=1");
 	for (unsigned int i = 0; i < d->nr_roots; i++)
 		log_info("serving %s", d->be_root[i]);

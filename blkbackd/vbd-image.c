@@ -430,6 +430,7 @@ static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 {
 	struct blk_vbd_config cfg;
 	const char *path, *bad;
+	char moved[VBD_PATH_MAX];
 	bool readonly;
 	int ret;
 
@@ -454,7 +455,8 @@ static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 		blk_vbd_config_free(&cfg);
 		return -EINVAL;
 	}
-	path = cfg.path;
+	/* A moved disk's source is marked, and refused: chosen first. */
+	path = vbd_move_image_path(v, cfg.path, moved);
 	readonly = cfg.readonly;
 	v->cdrom = cfg.cdrom;
 	v->removable = cfg.removable;
@@ -524,6 +526,7 @@ static int vbd_open_image(struct vbd *v, struct vbd_why *why)
 		vbd_log(v, LOG_INFO, 0, "image %s, %" PRIu64 " sectors%s", path,
 			v->image.sectors, readonly ? ", read-only" : "");
 		vbd_warn_world_readable(v);
+		vbd_move_opened(v, cfg.path);
 	}
 	/* An opener's attempt ended: the device is where a failed open is. */
 	if (ret < 0 && v->image_phase == VBD_IMAGE_OPENING)

@@ -14,6 +14,7 @@
  *   vbd-limits.c    I/O limits and resize
  *   vbd-stats.c     counters, host errors, what the control socket shows
  *   vbd-xenstat.c   a vbd3 disk's counters where xentop reads them
+ *   vbd-move-resume.c  a live move's record, at a restart
  *
  * A leaf that cannot do its part returns -errno and says why in a struct
  * vbd_why; deciding the device's fate (fail it, forget it, wait) is the
@@ -140,6 +141,8 @@ struct vbd {
 	/* A vbd_quiesce() under way (vbd-quiesce.h), or NULL. */
 	struct vbd_quiesce *quiesce;
 	struct vbd_snapshots snapshots; /* vbd-snapshot.c's */
+	/* Its last live move (vbd-move.h), under way or ended; or NULL. */
+	struct vbd_move *move;
 	/*
 	 * Queues whose rings are still closing (vbd_disconnect_as()): the
 	 * device waits for them, and their counters are summed in @final.
@@ -307,6 +310,28 @@ void vbd_drop_image(struct vbd *v);
  * threads: only while @v lends no backend.
  */
 void vbd_name_for_nbd(struct vbd *v);
+
+/* ---- a live move across a restart (vbd-move-resume.c) ---- */
+
+/*
+ * The image to open for @v, whose params node names @params: @params, or
+ * the image its move's record (move-record.h) says is the guest's disk,
+ * copied into @buf (VBD_PATH_MAX bytes). Before anything opens an image.
+ */
+const char *vbd_move_image_path(struct vbd *v, const char *params, char *buf);
+/*
+ * @v opened that image: a move abandoned by a restart loses its copy and
+ * record; a switched one's source gets its mark if it lacks it. Logged.
+ */
+void vbd_move_opened(struct vbd *v, const char *params);
+/*
+ * A move of @v ended without a switch (cancelled, failed, or abandoned by
+ * a restart): its record is left as a device at rest needs it. Removed
+ * when @v serves the image its params node names; else (the disk was
+ * moved before) MOVE_SWITCHED from that image to the one @v serves, so
+ * that a restart still finds it. 0 or -errno (logged).
+ */
+int vbd_move_record_rest(struct vbd *v);
 
 /* ---- rings on workers (vbd-rings.c) ---- */
 

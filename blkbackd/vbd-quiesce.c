@@ -262,6 +262,8 @@ static void acted(struct vbd *v)
 
 	qz->acting = false;
 	qz->pause.acted_ns = blk_now_ns();
+	if (qz->ret == 0 && qz->req.hook)
+		qz->req.hook(qz->req.arg, v);
 	if (qz->cancelled) {
 		tell(v, qz->ret, qz->why);
 		close_held(v, false);
@@ -330,8 +332,9 @@ static int cannot_quiesce(const struct vbd *v, struct vbd_why *why)
 {
 	if (v->quiesce)
 		return vbd_why(why, -EBUSY,
-			       "it is paused already (a snapshot of it is "
-			       "under way): try again once that one answered");
+			       "it is paused already (a snapshot of it, or a "
+			       "move's start or switch, is under way): try "
+			       "again in a moment");
 	if (v->closing)
 		return vbd_why(why, -EBUSY,
 			       "its rings are closing (the guest detaches)");

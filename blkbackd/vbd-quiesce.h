@@ -2,7 +2,8 @@
 /*
  * Quiescing a device: its guest pauses, never fails, while an action runs
  * on an image that nothing writes. A snapshot (vbd-snapshot.c) takes its
- * copy so; a live move's switch to the new image is meant to use it too.
+ * copy so; a live move (vbd-move.c) switches to its new image so, and
+ * starts and stops tracking the guest's writes.
  *
  * What happens, in order:
  *
@@ -17,6 +18,8 @@
  *             and takes nothing), the action runs on a thread of its own:
  *             the main thread goes on serving every other guest, the
  *             control socket and xenstore meanwhile
+ *      then, on the main thread, the request's hook, if any: what the
+ *             rings are connected again with may change there
  *   4. resume every ring is connected again on its worker with what it
  *             kept mapped, as after a move; the guest's queued requests
  *             are served from its ring indexes and it is sent an event
@@ -65,10 +68,20 @@ typedef int vbd_quiet_fn(void *arg, char *why, size_t why_len);
 typedef void vbd_quiesced_fn(void *arg, struct vbd *v, int ret, const char *why,
 			     const struct vbd_pause *p);
 
+/*
+ * The action succeeded and nothing of @v is in flight: change what the
+ * rings will be connected again with (each queue's params, e.g. its dirty
+ * map) or swap v->image (its old backends are destroyed as each ring is
+ * connected again, before @done). Main thread; runs also when the device
+ * closes meanwhile (its rings then close instead of resuming).
+ */
+typedef void vbd_quiet_hook_fn(void *arg, struct vbd *v);
+
 struct vbd_quiesce_req {
 	vbd_quiet_fn *act;
 	vbd_quiesced_fn *done;
-	void *arg; /* for both; the caller's until @done */
+	vbd_quiet_hook_fn *hook; /* NULL: none */
+	void *arg; /* for all three; the caller's until @done */
 	unsigned int drain_ms; /* 0: VBD_QUIESCE_DRAIN_MS */
 };
 

@@ -14,6 +14,7 @@
 
 #include "blkbackd/stats-log.h"
 #include "blkbackd/vbd-internal.h"
+#include "blkbackd/vbd-move.h"
 #include "blkbackd/vbd-quiesce.h"
 #include "blkbackd/worker.h"
 #include "libblk/poll.h" /* blk_now_ns() */
@@ -193,6 +194,8 @@ int vbd_connect_queues(struct vbd *v, const struct blk_frontend *fe,
 		},
 		.persistent = fe->persistent,
 		.throttle = &v->throttle,
+		/* A live move tracks the writes of a guest that reconnects. */
+		.dirty = vbd_move_map(v),
 	};
 
 	v->queue = calloc(fe->nr_queues, sizeof(*v->queue));

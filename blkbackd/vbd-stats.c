@@ -11,6 +11,7 @@
 #include "blkbackd/host-errors.h"
 #include "blkbackd/stats-log.h"
 #include "blkbackd/vbd-internal.h"
+#include "blkbackd/vbd-move.h"
 #include "blkbackd/worker.h"
 #include "libblk/backend-nbd.h" /* blk_nbd_link_read() */
 #include "libblk/poll.h" /* blk_now_ns() */
@@ -126,6 +127,8 @@ void vbd_visit_all(struct daemon *d, vbd_visit_fn fn, void *arg)
 			.paused = v->quiesce != NULL,
 			.snapshots = v->snapshots,
 		};
+
+		vbd_move_info(v, &info.move);
 
 		blk_throttle_read(&v->throttle, blk_now_ns(), &info.throttle);
 		vbd_stats_sum(v, &info.stats);

@@ -16,6 +16,7 @@
 
 #include "blkbackd/host-errors.h"
 #include "blkbackd/vbd-internal.h"
+#include "blkbackd/vbd-move.h"
 #include "blkbackd/vbd-quiesce.h"
 #include "blkbackd/worker.h"
 #include "libblk/xenbus.h"
@@ -40,6 +41,7 @@ static void vbd_forget(struct vbd *v)
 	}
 	vbd_unwatch_frontend(v);
 	host_errors_remove_disk(v->d->host_errors, v->cookie);
+	vbd_move_end(v, true);
 	vbd_close_image(v);
 	vbd_free(v);
 }
@@ -663,6 +665,8 @@ void vbd_rings_closed(struct daemon *d)
 		worker_take_closed(d->workers[i], vbd_ring_closed, d);
 	/* A paused device's action signals its end on the same fd. */
 	vbd_quiesce_run(d);
+	/* So does a live move's copier thread. */
+	vbd_move_run(d);
 	if (!d->stopping)
 		vbd_reconcile_stale(d);
 }
@@ -676,6 +680,7 @@ void vbd_release_all(struct daemon *d)
 		vbd_unwatch_frontend(v);
 		host_errors_remove_disk(d->host_errors, v->cookie);
 		/* Quietly, and no device waits for it: the daemon stops. */
+		vbd_move_end(v, false);
 		vbd_drop_image(v);
 		vbd_free(v);
 	}

@@ -198,6 +198,40 @@ int vbd_snapshot(struct daemon *d, uint32_t domid, uint32_t devid,
 		 const char *dest, vbd_snapshot_fn *done, void *arg, char *why,
 		 size_t why_len);
 
+/*
+ * A live move of a device's image (vbd-move.h): where the last one since
+ * it was attached is, for the control socket.
+ */
+enum vbd_move_phase {
+	VBD_MOVE_NONE, /* none since it was attached */
+	VBD_MOVE_STARTING, /* creating DEST, then tracking the writes */
+	VBD_MOVE_COPYING, /* passes over what is dirty */
+	VBD_MOVE_SWITCHING, /* paused: the rest copied, the image swapped */
+	VBD_MOVE_SWITCHED, /* ended: the guest is on DEST */
+	VBD_MOVE_CANCELLING, /* DEST removed, tracking stopped */
+	VBD_MOVE_CANCELLED, /* ended: the guest is on its source */
+	VBD_MOVE_FAILED, /* ended: the guest is on its source; see why */
+};
+
+/* Its name in the JSON and the journal: "copying", "switched", ... */
+const char *vbd_move_phase_name(enum vbd_move_phase phase);
+
+struct vbd_move_info {
+	enum vbd_move_phase phase;
+	const char *source, *dest; /* "" with VBD_MOVE_NONE */
+	/* Why it failed, or that it does not converge; "" else. */
+	const char *why;
+	uint64_t total; /* bytes of the image */
+	uint64_t copied; /* bytes copied so far, passes summed */
+	uint64_t dirty; /* bytes written since they were copied */
+	uint64_t bw; /* its rate limit, bytes per second */
+	uint64_t rate; /* its last pass's rate, bytes per second; 0: none */
+	unsigned int passes; /* ended */
+	bool converging; /* false: dirty stopped shrinking */
+	/* The switch's pause (VBD_MOVE_SWITCHED; else all 0). */
+	struct vbd_pause pause;
+};
+
 /* One device as the control socket shows it (blkbackctl list/stats). */
 struct vbd_info {
 	uint32_t domid;
@@ -225,6 +259,7 @@ struct vbd_info {
 	struct vbd_moves moves;
 	bool paused; /* quiesced now (a snapshot under way) */
 	struct vbd_snapshots snapshots;
+	struct vbd_move_info move; /* valid while the device is */
 	/* An NBD image's connections (libblk/backend-nbd.h); 0 otherwise. */
 	bool nbd;
 	struct blk_nbd_link_counts nbd_link;
@@ -244,5 +279,12 @@ void vbd_log_stats_all(struct daemon *d);
  * resumes the devices.
  */
 void vbd_release_all(struct daemon *d);
+
+/*
+ * Start-up, once the devices that exist were seen: the records of moves
+ * (move-record.h) whose device is gone are settled (an unfinished copy
+ * removed, a switched source marked) and removed.
+ */
+void vbd_move_settle_gone(struct daemon *d);
 
 #endif /* BLKBACKD_VBD_H */

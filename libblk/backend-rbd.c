@@ -65,7 +65,13 @@
 	X(rbd_aio_flush) \
 	X(rbd_aio_discard) \
 	X(rbd_flush) \
-	X(rbd_snap_create)
+	X(rbd_snap_create) \
+	X(rbd_create) \
+	X(rbd_update_features) \
+	X(rbd_remove) \
+	X(rbd_read) \
+	X(rbd_write) \
+	X(rbd_write_zeroes)
 /* clang-format on */
 
 static struct {
@@ -255,6 +261,20 @@ static int open_image(struct blk_rbd *r, const struct rbd_target *t,
 	return readonly ? 0 : lock_image(r, o, why, why_len);
 }
 
+/* librbd loaded, @target parsed into @t and its pool's cluster reached. */
+static int reach_target(struct blk_rbd *r, const char *target,
+			struct rbd_target *t, char *why, size_t why_len)
+{
+	int ret = blk_dynlib_ready(&librbd, why, why_len);
+
+	memset(t, 0, sizeof(*t));
+	if (ret == 0)
+		ret = parse_target(target, t, why, why_len);
+	if (ret == 0)
+		ret = connect_cluster(r, t, why, why_len);
+	return ret;
+}
+
 int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
 		 struct blk_rbd **out, uint64_t *size_out, char *why,
 		 size_t why_len)
@@ -265,12 +285,7 @@ int blk_rbd_open(const char *target, bool readonly, struct blk_rbd_owner *o,
 
 	if (!r)
 		return -ENOMEM;
-	ret = blk_dynlib_ready(&librbd, why, why_len);
-	memset(&t, 0, sizeof(t));
-	if (ret == 0)
-		ret = parse_target(target, &t, why, why_len);
-	if (ret == 0)
-		ret = connect_cluster(r, &t, why, why_len);
+	ret = reach_target(r, target, &t, why, why_len);
 	o->holder[0] = '\0';
 	if (ret == 0)
 		ret = open_image(r, &t, readonly, o, why, why_len);
@@ -303,6 +318,159 @@ int blk_rbd_snapshot(struct blk_rbd *r, const char *name)
 	int ret = lib.rbd_flush(r->image);
 
 	return ret < 0 ? ret : lib.rbd_snap_create(r->image, name);
+}
+
+/* ---- whole images: copy targets of live moves ---- */
+
+/* Give a new image the exclusive-lock feature if the defaults did not. */
+static int add_exclusive_lock(struct blk_rbd *r, const char *image, char *why,
+			      size_t why_len)
+{
+	uint64_t features = 0;
+	int ret = lib.rbd_open(r->ioctx, image, &r->image, NULL);
+
+	if (ret < 0)
+		r->image = NULL;
+	if (ret == 0)
+		ret = lib.rbd_get_features(r->image, &features);
+	if (ret == 0 && !(features & RBD_FEATURE_EXCLUSIVE_LOCK))
+		ret = lib.rbd_update_features(r->image,
+					      RBD_FEATURE_EXCLUSIVE_LOCK, 1);
+	if (ret < 0)
+		snprintf(why, why_len,
+			 "cannot give image %s the exclusive-lock feature: %s",
+			 image, strerror(-ret));
+	return ret;
+}
+
+/* Connect to @target's cluster for an image, not a snapshot, of it. */
+static int reach_image(struct blk_rbd *r, const char *target,
+		       struct rbd_target *t, char *why, size_t why_len)
+{
+	int ret = reach_target(r, target, t, why, why_len);
+
+	if (ret == 0 && t->snap) {
+		snprintf(why, why_len,
+			 "%s names a snapshot; give an image: rbd:POOL/IMAGE",
+			 target);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+/* What blk_rbd_create() and blk_rbd_remove() do once connected. */
+typedef int image_op_fn(struct blk_rbd *r, const struct rbd_target *t,
+			uint64_t size, char *why, size_t why_len);
+
+/* Run @op on the image @target names, over a connection of its own. */
+static int on_image(const char *target, image_op_fn *op, uint64_t size,
+		    char *why, size_t why_len)
+{
+	struct blk_rbd *r = calloc(1, sizeof(*r));
+	struct rbd_target t;
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = reach_image(r, target, &t, why, why_len);
+	if (ret == 0)
+		ret = op(r, &t, size, why, why_len);
+	free(t.copy);
+	blk_rbd_close(r);
+	return ret;
+}
+
+static int create_image(struct blk_rbd *r, const struct rbd_target *t,
+			uint64_t size, char *why, size_t why_len)
+{
+	int order = 0;
+	int ret = lib.rbd_create(r->ioctx, t->image, size, &order);
+
+	if (ret < 0) {
+		snprintf(why, why_len, "cannot create image %s/%s: %s%s",
+			 t->pool, t->image, strerror(-ret),
+			 ret == -EEXIST ? " (a move never replaces an image: "
+					  "remove it or give another name)"
+					: "");
+		return ret;
+	}
+	ret = add_exclusive_lock(r, t->image, why, why_len);
+	if (ret < 0 && r->image)
+		lib.rbd_close(r->image);
+	if (ret < 0) {
+		r->image = NULL;
+		lib.rbd_remove(r->ioctx, t->image);
+	}
+	return ret;
+}
+
+int blk_rbd_create(const char *target, uint64_t size, char *why, size_t why_len)
+{
+	return on_image(target, create_image, size, why, why_len);
+}
+
+static int remove_image(struct blk_rbd *r, const struct rbd_target *t,
+			uint64_t size, char *why, size_t why_len)
+{
+	int ret = lib.rbd_remove(r->ioctx, t->image);
+
+	if (ret < 0)
+		snprintf(why, why_len, "cannot remove image %s/%s: %s%s",
+			 t->pool, t->image, strerror(-ret),
+			 ret == -EBUSY ? " (it is open somewhere: close it "
+					 "first)"
+				       : "");
+	return ret;
+}
+
+int blk_rbd_remove(const char *target, char *why, size_t why_len)
+{
+	return on_image(target, remove_image, 0, why, why_len);
+}
+
+/* librbd's byte count, or -errno: 0 only when all @len bytes went. */
+static int whole(ssize_t ret, uint64_t len)
+{
+	if (ret < 0)
+		return (int)ret;
+	return (uint64_t)ret == len ? 0 : -EIO;
+}
+
+int blk_rbd_read(struct blk_rbd *r, uint64_t off, uint64_t len, void *buf)
+{
+	return whole(lib.rbd_read(r->image, off, len, buf), len);
+}
+
+int blk_rbd_write(struct blk_rbd *r, uint64_t off, uint64_t len,
+		  const void *buf)
+{
+	return whole(lib.rbd_write(r->image, off, len, buf), len);
+}
+
+int blk_rbd_write_zeroes(struct blk_rbd *r, uint64_t off, uint64_t len)
+{
+	return whole(lib.rbd_write_zeroes(r->image, off, len, 0, 0), len);
+}
+
+int blk_rbd_flush(struct blk_rbd *r)
+{
+	return lib.rbd_flush(r->image);
+}
+
+int blk_rbd_meta_set(struct blk_rbd *r, const char *key, const char *value)
+{
+	return lib.rbd_metadata_set(r->image, key, value);
+}
+
+int blk_rbd_meta_get(struct blk_rbd *r, const char *key, char *buf, size_t len)
+{
+	size_t n = len;
+	int ret = lib.rbd_metadata_get(r->image, key, buf, &n);
+
+	if (ret < 0)
+		return ret;
+	buf[n < len ? n : len - 1] = '\0';
+	return 0;
 }
 
 void blk_rbd_close(struct blk_rbd *r)

@@ -86,6 +86,38 @@ int blk_rbd_size(struct blk_rbd *r, uint64_t *size);
  * flight on @r that the snapshot must hold (blkbackd quiesces the disk).
  */
 int blk_rbd_snapshot(struct blk_rbd *r, const char *name);
+
+/*
+ * Whole images, for the copy targets of live moves (libblk/image-copy.h).
+ * All block until the cluster answered: any thread but a worker.
+ *
+ * blk_rbd_create(): a new image @target of @size bytes, with the
+ * cluster's default features and exclusive-lock (added when the defaults
+ * lack it); -EEXIST when one of that name exists. blk_rbd_remove(): the
+ * image @target removed (-EBUSY while it is open, -ENOENT when absent).
+ * Both with what failed in @why.
+ */
+int blk_rbd_create(const char *target, uint64_t size, char *why,
+		   size_t why_len);
+int blk_rbd_remove(const char *target, char *why, size_t why_len);
+/*
+ * Synchronous I/O on an open image, next to its rings' asynchronous I/O:
+ * 0 or -errno (-EIO for a short read or write). blk_rbd_write_zeroes()
+ * makes the range read as zeros, deallocating whole objects.
+ */
+int blk_rbd_read(struct blk_rbd *r, uint64_t off, uint64_t len, void *buf);
+int blk_rbd_write(struct blk_rbd *r, uint64_t off, uint64_t len,
+		  const void *buf);
+int blk_rbd_write_zeroes(struct blk_rbd *r, uint64_t off, uint64_t len);
+/* What librbd holds of @r written to the cluster. */
+int blk_rbd_flush(struct blk_rbd *r);
+/*
+ * The image's metadata @key: set to @value (stored by the cluster when it
+ * returns), or read into @buf of @len bytes (cut to fit, NUL-terminated;
+ * -ENOENT when it has none).
+ */
+int blk_rbd_meta_set(struct blk_rbd *r, const char *key, const char *value);
+int blk_rbd_meta_get(struct blk_rbd *r, const char *key, char *buf, size_t len);
 /* After every backend on @r has been destroyed. */
 void blk_rbd_close(struct blk_rbd *r);
 

@@ -459,6 +459,7 @@ int blk_engine_connect(struct blk_engine *e, const struct blk_conn_params *p,
 		return ret;
 	}
 	c->throttle = p->throttle;
+	c->dirty = p->dirty;
 	c->next = e->conns;
 	e->conns = c;
 	e->nr_conns++;

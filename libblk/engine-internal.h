@@ -131,6 +131,7 @@ struct blk_conn {
 	struct blk_backend *backend; /* borrowed; see libblk/backend.h */
 	struct blk_limits limits;
 	struct blk_throttle *throttle; /* borrowed; NULL: unlimited */
+	struct blk_dirty *dirty; /* borrowed; NULL: writes are not tracked */
 
 	struct blk_io_chunk *chunks; /* the request slots, see conn_grow_ios()
 				      */

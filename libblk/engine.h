@@ -28,6 +28,7 @@
 #include "libblk/backend.h"
 #include "libblk/blkif_abi.h"
 #include "libblk/budget.h"
+#include "libblk/dirty.h"
 #include "libblk/request.h"
 #include "libblk/stats.h"
 #include "libblk/throttle.h"
@@ -52,6 +53,14 @@ struct blk_conn_params {
 	 * Borrowed until conn_closed(); its limits may change meanwhile.
 	 */
 	struct blk_throttle *throttle;
+	/*
+	 * Where the bytes of every write, write-barrier and discard request
+	 * are marked (libblk/dirty.h) when its I/O completed, whatever its
+	 * result (a failed write may have changed part of its range), before
+	 * its answer is published; NULL: none. Borrowed until conn_closed().
+	 * A live move sets it by connecting the rings anew.
+	 */
+	struct blk_dirty *dirty;
 	void *owner; /* handed back to the callbacks; never dereferenced */
 	/*
 	 * The same ring's mappings from another engine sharing this one's

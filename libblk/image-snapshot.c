@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -17,18 +16,7 @@
 #include <unistd.h>
 
 #include "libblk/image.h"
-
-static int refuse(char *why, size_t len, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int refuse(char *why, size_t len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return err;
-}
+#include "libblk/image-internal.h"
 
 /* The filesystem's name, for the operator; "unknown (0x...)" otherwise. */
 static const char *fs_name(unsigned long type, char *buf, size_t len)
@@ -69,21 +57,25 @@ static int cannot_share(int fd, int err, char *why, size_t len)
 			? fs_name((unsigned long)sfs.f_type, buf, sizeof(buf))
 			: "unknown";
 
-	return refuse(why, len, -EOPNOTSUPP,
-		      "the image is on %s, which cannot share blocks between "
-		      "files (FICLONE: %s): keep images to snapshot on XFS "
-		      "made with reflink=1 (the default) or btrfs; a copying "
-		      "snapshot (--copy) is not implemented yet",
-		      name, strerror(-err));
+	return image_refuse(why, len, -EOPNOTSUPP,
+			    "the image is on %s, which cannot share blocks "
+			    "between "
+			    "files (FICLONE: %s): keep images to snapshot on "
+			    "XFS "
+			    "made with reflink=1 (the default) or btrfs; a "
+			    "copying "
+			    "snapshot (--copy) is not implemented yet",
+			    name, strerror(-err));
 }
 
 static int other_filesystem(const char *dest, char *why, size_t len)
 {
-	return refuse(why, len, -EXDEV,
-		      "%s is on another filesystem than the image: a snapshot "
-		      "shares the image's blocks, so it goes on the same "
-		      "filesystem (a directory beside the image)",
-		      dest);
+	return image_refuse(why, len, -EXDEV,
+			    "%s is on another filesystem than the image: a "
+			    "snapshot "
+			    "shares the image's blocks, so it goes on the same "
+			    "filesystem (a directory beside the image)",
+			    dest);
 }
 
 /*
@@ -101,13 +93,15 @@ static int same_filesystem(const struct blk_image *img, const char *dest,
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - dest), dest);
 	if (fstat(img->fd, &src) < 0)
-		return refuse(why, len, -errno, "cannot stat the image: %s",
-			      strerror(errno));
+		return image_refuse(why, len, -errno,
+				    "cannot stat the image: %s",
+				    strerror(errno));
 	if (stat(dir[0] ? dir : "/", &dst) < 0)
-		return refuse(why, len, -errno, "cannot use %s: %s",
-			      dir[0] ? dir : "/", strerror(errno));
+		return image_refuse(why, len, -errno, "cannot use %s: %s",
+				    dir[0] ? dir : "/", strerror(errno));
 	if (!S_ISDIR(dst.st_mode))
-		return refuse(why, len, -ENOTDIR, "%s is not a directory", dir);
+		return image_refuse(why, len, -ENOTDIR, "%s is not a directory",
+				    dir);
 	if (fstatfs(img->fd, &sfs) == 0 &&
 	    (unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
 		return 0;
@@ -121,30 +115,27 @@ static int snapshot_file(struct blk_image *img, const char *dest, char *why,
 	int fd, ret;
 
 	if (dest[0] != '/')
-		return refuse(why, len, -EINVAL,
-			      "%s: give the snapshot's absolute path", dest);
+		return image_refuse(why, len, -EINVAL,
+				    "%s: give the snapshot's absolute path",
+				    dest);
 	ret = same_filesystem(img, dest, why, len);
 	if (ret < 0)
 		return ret;
 	if (fstat(img->fd, &st) < 0)
-		return refuse(why, len, -errno, "cannot stat the image: %s",
-			      strerror(errno));
+		return image_refuse(why, len, -errno,
+				    "cannot stat the image: %s",
+				    strerror(errno));
 	/*
 	 * The writes the guest was answered for are in the file; the clone
 	 * shares what the filesystem has, so it must have them all.
 	 */
 	if (fdatasync(img->fd) < 0)
-		return refuse(why, len, -errno, "cannot flush the image: %s",
-			      strerror(errno));
-	fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  st.st_mode & 07777);
+		return image_refuse(why, len, -errno,
+				    "cannot flush the image: %s",
+				    strerror(errno));
+	fd = image_create_excl(dest, st.st_mode & 07777, "snapshot", why, len);
 	if (fd < 0)
-		return refuse(why, len, -errno, "cannot create %s: %s%s", dest,
-			      strerror(errno),
-			      errno == EEXIST ? " (a snapshot never replaces "
-						"a file: remove it or give "
-						"another name)"
-					      : "");
+		return fd;
 	ret = ioctl(fd, FICLONE, img->fd) < 0 ? -errno : 0;
 	/* Its metadata too: a snapshot that a crash takes back is none. */
 	if (ret == 0 && fsync(fd) < 0)
@@ -157,8 +148,8 @@ static int snapshot_file(struct blk_image *img, const char *dest, char *why,
 		return other_filesystem(dest, why, len);
 	if (ret == -EOPNOTSUPP || ret == -EINVAL || ret == -ENOTTY)
 		return cannot_share(img->fd, ret, why, len);
-	return refuse(why, len, ret, "cannot clone the image into %s: %s", dest,
-		      strerror(-ret));
+	return image_refuse(why, len, ret, "cannot clone the image into %s: %s",
+			    dest, strerror(-ret));
 }
 
 static int snapshot_rbd(struct blk_image *img, const char *name, char *why,
@@ -167,13 +158,14 @@ static int snapshot_rbd(struct blk_image *img, const char *name, char *why,
 	int ret;
 
 	if (!name[0] || strpbrk(name, "/@:"))
-		return refuse(why, len, -EINVAL,
-			      "%s: an RBD snapshot's name has no '/', '@' or "
-			      "':'",
-			      name);
+		return image_refuse(why, len, -EINVAL,
+				    "%s: an RBD snapshot's name has no '/', "
+				    "'@' or "
+				    "':'",
+				    name);
 	ret = blk_rbd_snapshot(img->rbd, name);
 	if (ret < 0)
-		return refuse(
+		return image_refuse(
 			why, len, ret, "cannot create RBD snapshot %s: %s%s",
 			name, strerror(-ret),
 			ret == -EEXIST ? " (one of that name exists)" : "");
@@ -186,16 +178,19 @@ int blk_image_snapshot(struct blk_image *img, const char *dest, char *why,
 	if (img->rbd)
 		return snapshot_rbd(img, dest, why, why_len);
 	if (img->nbd_uri)
-		return refuse(why, why_len, -EOPNOTSUPP,
-			      "an NBD export belongs to its server: snapshot "
-			      "it there (qemu-img snapshot, or the server's "
-			      "own tool)");
+		return image_refuse(why, why_len, -EOPNOTSUPP,
+				    "an NBD export belongs to its server: "
+				    "snapshot "
+				    "it there (qemu-img snapshot, or the "
+				    "server's "
+				    "own tool)");
 	if (img->null)
-		return refuse(why, why_len, -EOPNOTSUPP,
-			      "the null image holds nothing to copy");
+		return image_refuse(why, why_len, -EOPNOTSUPP,
+				    "the null image holds nothing to copy");
 	if (img->blockdev)
-		return refuse(why, why_len, -EOPNOTSUPP,
-			      "a block device: snapshot it with what made it "
-			      "(lvcreate --snapshot, zfs snapshot)");
+		return image_refuse(why, why_len, -EOPNOTSUPP,
+				    "a block device: snapshot it with what "
+				    "made it "
+				    "(lvcreate --snapshot, zfs snapshot)");
 	return snapshot_file(img, dest, why, why_len);
 }

@@ -3,6 +3,7 @@
  * Opening and sizing backing images.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,56 @@
 #include "libblk/backend.h"
 #include "libblk/backend-null.h"
 #include "libblk/image.h"
+#include "libblk/image-copy.h"
+#include "libblk/image-internal.h"
 
 #define SECTOR_SHIFT 9
+
+int image_refuse(char *why, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int image_create_excl(const char *dest, mode_t mode, const char *what,
+		      char *why, size_t len)
+{
+	int fd = open(dest,
+		      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		      mode);
+	int err = errno;
+
+	if (fd >= 0)
+		return fd;
+	if (err == EEXIST)
+		return image_refuse(why, len, -err,
+				    "cannot create %s: %s (a %s never replaces "
+				    "a file: remove it or give another name)",
+				    dest, strerror(err), what);
+	return image_refuse(why, len, -err, "cannot create %s: %s", dest,
+			    strerror(err));
+}
+
+int image_sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	int fd, ret = 0;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
 
 static int open_image_fd(const char *path, bool readonly,
 			 enum blk_cache_mode cache, bool *direct)
@@ -364,6 +413,57 @@ static int open_nbd(struct blk_image *img, const char *uri, bool readonly)
 	return 0;
 }
 
+/*
+ * The source of a finished move (blk_image_mark_moved()) is not opened
+ * again by mistake: its guest's disk lives on in the move's target, and
+ * what was written here from now on would be missing there. The mark is
+ * removed by @fix followed by @name_len bytes of @name, then @tail.
+ */
+static int refuse_moved(struct blk_image *img, const char *path,
+			const char *dest, const char *fix, const char *name,
+			int name_len, const char *tail)
+{
+	return image_refuse(img->detail, sizeof(img->detail), -ESTALE,
+			    "%s was moved to %s by blkbackd; point the disk at "
+			    "%s (and the domain's configuration), or, if %s is "
+			    "meant to be used again, remove the mark: %s%.*s%s",
+			    path, dest, dest, path, fix, name_len, name, tail);
+}
+
+/* The longest target's name a mark is read for. */
+#define MOVED_TO_MAX 256
+#define TOO_LONG "another image (its name is too long to show)"
+
+static int check_moved_file(struct blk_image *img, const char *path)
+{
+	char dest[MOVED_TO_MAX];
+	ssize_t n =
+		fgetxattr(img->fd, BLK_MOVED_TO_XATTR, dest, sizeof(dest) - 1);
+
+	if (n < 0 && errno != ERANGE)
+		return 0; /* not marked, or no attributes here */
+	if (n >= 0)
+		dest[n] = '\0';
+	return refuse_moved(img, path, n < 0 ? TOO_LONG : dest,
+			    "setfattr -x " BLK_MOVED_TO_XATTR " ", path,
+			    (int)strlen(path), "");
+}
+
+static int check_moved_rbd(struct blk_image *img, const char *target)
+{
+	char dest[MOVED_TO_MAX];
+	/* POOL/IMAGE, as the rbd tool names it. */
+	const char *spec = target + strlen("rbd:");
+	int ret = blk_rbd_meta_get(img->rbd, BLK_MOVED_TO_KEY, dest,
+				   sizeof(dest));
+
+	if (ret < 0 && ret != -ERANGE)
+		return 0; /* not marked, or the cluster does not say */
+	return refuse_moved(img, target, ret < 0 ? TOO_LONG : dest,
+			    "rbd image-meta remove ", spec,
+			    (int)strcspn(spec, ":"), " " BLK_MOVED_TO_KEY);
+}
+
 static int open_rbd(struct blk_image *img, const char *target, bool readonly,
 		    const char *owner)
 {
@@ -376,6 +476,13 @@ static int open_rbd(struct blk_image *img, const char *target, bool readonly,
 
 	if (ret < 0 && ret != -EBUSY)
 		return ret;
+	if (ret == 0)
+		ret = check_moved_rbd(img, target);
+	if (ret == -ESTALE) {
+		blk_rbd_close(img->rbd);
+		img->rbd = NULL;
+		return ret;
+	}
 	if (ret == 0 && !readonly && !blk_rbd_single_writer(img->rbd))
 		img->caps &= ~BLK_CAP_LOCK; /* no exclusive-lock feature */
 	img->sectors = bytes >> SECTOR_SHIFT;
@@ -457,7 +564,9 @@ static int open_file(struct blk_image *img, const char *path, bool readonly,
 	img->fd = ret;
 	img->blockdev = S_ISBLK(st.st_mode);
 
-	ret = lock_image(img->fd, readonly);
+	ret = check_moved_file(img, path);
+	if (ret == 0)
+		ret = lock_image(img->fd, readonly);
 	if (ret == 0)
 		ret = blk_image_refresh_size(img);
 	if (ret == -EBUSY) {

@@ -46,7 +46,11 @@ struct blk_image {
 	struct blk_nbd_link nbd_link; /* its connections' reconnection */
 	struct blk_rbd *rbd; /* an RBD image, shared by its rings */
 	bool null; /* the null image: no file, no I/O */
-	char detail[320]; /* why an open failed, beyond its errno */
+	/*
+	 * Why an open failed, beyond its errno (room for two paths of the
+	 * moved-to refusal, -ESTALE, and its fix).
+	 */
+	char detail[480];
 	/*
 	 * After -EBUSY for an RBD image or an image file: the owner its
 	 * lock's holder named (struct blk_rbd_owner; a file's in its
@@ -86,6 +90,11 @@ struct blk_image {
  * whoever finds a writable RBD image's or image file's lock taken by it
  * from another host: img->holder, there (a file's name is an extended
  * attribute, set when it can be, and removed when the image is closed).
+ *
+ * An image that a live move left behind (marked by blk_image_mark_moved(),
+ * libblk/image-copy.h: its guest's disk lives on in the move's target) is
+ * refused, -ESTALE, for reading too, and img->detail names the target and
+ * how to remove the mark if the image is meant to be used again.
  *
  * QEMU is not locked out of a file here: the lock leaves out the bytes
  * QEMU's own locking uses, because an HVM guest's emulated disk (QEMU in

@@ -767,6 +767,25 @@ static int16_t answer_status(const struct blk_io *io)
 	return BLKIF_RSP_ERROR;
 }
 
+/*
+ * Mark what @io may have changed in its connection's dirty map: after its
+ * I/O completed (a copier that reads the range later sees it) and before
+ * its answer goes out, whatever its result. A flush (no data) changes
+ * nothing.
+ */
+static void mark_dirty(const struct blk_io *io)
+{
+	uint32_t ss = io->conn->limits.sector_size;
+	uint8_t op = blk_request_op(&io->req);
+
+	if (op == BLKIF_OP_DISCARD)
+		blk_dirty_mark(io->conn->dirty, io->req.sector * ss,
+			       (uint64_t)io->req.nr_sectors * ss);
+	else if (op == BLKIF_OP_WRITE || op == BLKIF_OP_WRITE_BARRIER)
+		blk_dirty_mark(io->conn->dirty, io->req.sector * ss,
+			       io->own_bytes);
+}
+
 void io_finish_done(struct blk_engine *e)
 {
 	struct blk_io *io, *next, *list = io_list_take_all(&e->done);
@@ -806,6 +825,8 @@ void io_finish_done(struct blk_engine *e)
 		    (ret < 0 || !blk_copy_batch_ok(&e->copies, io->copy_first,
 						   io->req.nr_segments)))
 			io->error = -EFAULT;
+		if (io->conn->dirty)
+			mark_dirty(io);
 		io_respond(io, answer_status(io));
 	}
 }

@@ -5,6 +5,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/request.h libblk/request.c \
 	libblk/ring.h libblk/ring.c \
 	libblk/image.h libblk/image.c libblk/image-snapshot.c \
+	libblk/image-internal.h libblk/image-copy.h libblk/image-copy.c \
 	libblk/grant_copy.h libblk/grant_copy.c \
 	libblk/bounce.h libblk/bounce.c libblk/budget.h \
 	libblk/fixed.h libblk/fixed.c \
@@ -15,6 +16,7 @@ libblk_libblk_la_SOURCES = \
 	libblk/journal.h libblk/journal.c \
 	libblk/stats.h libblk/stats.c \
 	libblk/throttle.h libblk/throttle.c \
+	libblk/dirty.h libblk/dirty.c \
 	libblk/conn.c libblk/io.c \
 	libblk/backend.h libblk/backend-file.c \
 	libblk/backend-nbd.h libblk/backend-nbd.c \

@@ -47,6 +47,14 @@ usage_error snapshot 1/xvda
 usage_error snapshot 1/xvda "/srv/a b.img"
 usage_error snapshot 1/xvda "/$(printf '%0600d' 0)"
 usage_error list 1/xvda
+usage_error move 1/xvda
+usage_error move --cancel 1/xvda "$WORK/m.img"
+usage_error move --wait --cancel 1/xvda
+usage_error move --cancel --bw 5M 1/xvda
+usage_error move 1/xvda "$WORK/m.img" --bw 5X
+usage_error move 1/xvda "/srv/a b.img"
+usage_error stats --wait
+usage_error snapshot --bw 5M 1/xvda "$WORK/s.img"
 usage_error frobnicate
 usage_error --json --textfile "$WORK/m.prom" metrics
 usage_error --timeout 5 stats

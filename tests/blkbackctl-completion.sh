@@ -1,9 +1,9 @@
 #!/bin/sh
 # blkbackctl's bash completion, as bash runs it on <Tab>: the commands,
-# the options, the log levels, and after `stats`, `resize` and `limit` the
-# devices the running daemon serves, asked through the socket given on the
-# command line; after `detach` their domains, then that domain's devices
-# (also after the domain's name).
+# the options, the log levels, and after `stats`, `resize`, `limit`,
+# `snapshot` and `move` the devices the running daemon serves, asked
+# through the socket given on the command line; after `detach` their
+# domains, then that domain's devices (also after the domain's name).
 . "$top_srcdir/tests/lib.sh"
 requires bash
 COMPLETION=$top_srcdir/tools/blkbackctl/completion/blkbackctl
@@ -37,7 +37,7 @@ expect() {
 	[ "$got" = "$want" ] || fail_later "blkbackctl $* <Tab>: '$got', wanted '$want'"
 }
 
-expect "attach detach limit list log-level metrics reload resize snapshot stats top " ""
+expect "attach detach limit list log-level metrics move reload resize snapshot stats top " ""
 expect "limit list log-level " l
 expect "reload resize " re
 expect "--json " --j
@@ -47,6 +47,8 @@ expect "1/51712 7/51728 " --socket "$SOCKET" stats ""
 expect "1/51712 7/51728 " --socket "$SOCKET" resize ""
 expect "1/51712 7/51728 " --socket "$SOCKET" limit --iops 5 ""
 expect "1/51712 7/51728 " --socket "$SOCKET" snapshot ""
+expect "1/51712 7/51728 " --socket "$SOCKET" move --bw 5M ""
+expect "--wait " --wa
 expect "1 7 " --socket "$SOCKET" detach ""
 expect "51728 " --socket "$SOCKET" detach 7 ""
 expect "51728 " --socket "$SOCKET" detach "$(xs_read /local/domain/7/name)" ""

@@ -6,7 +6,7 @@
 # the log names its uid and pid, while guests run verified I/O. With
 # control-group = users the socket is 0660 with that group, and nobody in
 # that group is answered while nobody outside it is still refused; a
-# member may not have the daemon write a snapshot.
+# member may not have the daemon write a snapshot, nor move a disk.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-control.sh"
 requires python3 setpriv
@@ -64,6 +64,16 @@ $MEMBER ask "$SOCK" "snapshot 1/51712 /tmp/planted" >"$WORK/member.out" 2>&1
 grep -q '"error":"permission denied: a snapshot writes a file as the daemon' \
 	"$WORK/member.out" ||
 	fail_later "a member of control-group may take a snapshot:" \
+		"$(cat "$WORK/member.out")"
+# So does a move; and a member may not cancel one either.
+$MEMBER ask "$SOCK" "move 1/51712 /tmp/planted" >"$WORK/member.out" 2>&1
+grep -q '"error":"permission denied: a move writes a new image as the daemon' \
+	"$WORK/member.out" ||
+	fail_later "a member of control-group may move a disk:" \
+		"$(cat "$WORK/member.out")"
+$MEMBER ask "$SOCK" "move-cancel 1/51712" >"$WORK/member.out" 2>&1
+grep -q '"error":"permission denied: only root' "$WORK/member.out" ||
+	fail_later "a member of control-group may cancel a move:" \
 		"$(cat "$WORK/member.out")"
 assert_refused "control-group = users"
 stop_daemon

@@ -56,6 +56,16 @@ numbered_stop() {
 			"$(grep '^A ' "$WORK/front-$HOLD_DOMID.out" | grep -v ' OKAY$' | head -3)"
 }
 
+# read_back DOMID IMAGE: a new guest DOMID reads IMAGE's numbered pages
+# through the daemon (front-DOMID.out), and goes.
+read_back() {
+	"$TOOLSTACK" create "$1" >>"$WORK/toolstack.log" 2>&1 ||
+		fail "create dom $1"
+	attach "$1" xvda "$2"
+	blkfront "$1" --check numbered-read >/dev/null
+	detach "$1"
+}
+
 # snapshot DISK DEST OUT: blkbackctl --json snapshot, its reply in OUT;
 # the command's exit status.
 snapshot() {

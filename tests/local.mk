@@ -15,6 +15,23 @@ tests_test_parse_LDADD = libblk/libblk.la
 tests_test_throttle_SOURCES = tests/test-throttle.c tests/check.h
 tests_test_throttle_LDADD = libblk/libblk.la
 
+# The dirty-block map of a live move, with markers on threads.
+TESTS += tests/test-dirty
+check_PROGRAMS += tests/test-dirty
+tests_test_dirty_SOURCES = tests/test-dirty.c tests/check.h
+tests_test_dirty_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_dirty_LDADD = libblk/libblk.la -lpthread
+
+# Copying an image into a new one, holes kept, and the moved-to mark
+# (files on a filesystem with user attributes: /var/tmp).
+TESTS += tests/test-image-copy
+check_PROGRAMS += tests/test-image-copy
+tests_test_image_copy_SOURCES = tests/test-image-copy.c tests/check.h
+tests_test_image_copy_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_image_copy_LDADD = libblk/libblk.la -lpthread
+TESTS += tests/image-copy-rbd.sh tests/image-copy-blockdev.sh
+EXTRA_DIST += tests/image-copy-rbd.sh tests/image-copy-blockdev.sh
+
 # The capabilities each kind of image declares (libblk/backend.h).
 TESTS += tests/test-image-caps
 check_PROGRAMS += tests/test-image-caps
@@ -53,7 +70,9 @@ VBD_UNIT_SOURCES = tests/fake-worker.c tests/fake-worker.h \
 	blkbackd/vbd-stats.c blkbackd/vbd-xenstat.c blkbackd/vbd-quiesce.c \
 	blkbackd/vbd-quiesce.h blkbackd/opener.c blkbackd/host-errors.c \
 	blkbackd/stats-log.c blkbackd/limits.c blkbackd/log.c \
-	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c
+	blkbackd/options.c blkbackd/config-file.c blkbackd/config-read.c \
+	blkbackd/vbd-move.c blkbackd/vbd-move.h blkbackd/move-record.c \
+	blkbackd/move-record.h blkbackd/vbd-move-resume.c
 tests_test_vbd_SOURCES = tests/test-vbd.c tests/check.h \
 	tools/xensim/toolstack.c tools/xensim/toolstack.h $(VBD_UNIT_SOURCES)
 tests_test_vbd_CPPFLAGS = $(AM_CPPFLAGS) $(BLKBACKD_CONFIG_CPPFLAGS)
@@ -62,6 +81,14 @@ tests_test_vbd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
 	$(SYSTEMD_CFLAGS) $(INIH_CFLAGS)
 tests_test_vbd_LDADD = libblk/libblk.la tools/xensim/libxensim.la \
 	$(XENSTORE_LIBS) $(SYSTEMD_LIBS) $(INIH_LIBS) -lpthread
+
+# A live move's record: durable, and never read from a damaged file.
+TESTS += tests/test-move-record
+check_PROGRAMS += tests/test-move-record
+tests_test_move_record_SOURCES = tests/test-move-record.c tests/check.h \
+	blkbackd/move-record.c blkbackd/move-record.h
+tests_test_move_record_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
+	$(XENGNTTAB_CFLAGS)
 
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh
@@ -184,12 +211,22 @@ INTEGRATION_TESTS = \
 	tests/vbd-snapshot.sh \
 	tests/vbd-snapshot-refusals.sh \
 	tests/snapshot-pause.sh
+# Live moves (blkbackctl move).
+INTEGRATION_TESTS += tests/vbd-move.sh tests/vbd-move-cancel.sh \
+	tests/vbd-move-rbd.sh \
+	tests/move-pause.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh tests/stall-probe.py \
 	tests/lib-control.sh tests/control-client.py \
 	tests/lib-snapshot.sh tests/snapshot-check.py \
+	tests/lib-move.sh \
 	tests/lib-ceph.sh \
 	tests/lib-migrate.sh tests/lib-nbd.sh tests/lib-store-away.sh
+
+# Live moves across SIGKILLs of the daemon: records made by hand, then
+# BLKBACKD_MOVE_KILLS kills during moves.
+INTEGRATION_TESTS += tests/vbd-move-resume.sh tests/vbd-move-kill.sh
+EXTRA_DIST += tests/move-kill-check.py
 
 # cachestat(2) probe for tests/vbd-flush.sh.
 check_PROGRAMS += tests/it-cachestat

@@ -33,6 +33,9 @@
  *  - with persistent grants, a page the engine cannot map is copied: a
  *    write from a page granted read-only is served, a read into it is
  *    refused, and the refused mapping is counted.
+ *  - a ring given a dirty map (a live move's) marks there the chunks of
+ *    each write, write-barrier and discard, failed or not, by the time
+ *    its answer is published, and nothing for a read or a flush.
  *
  * Every blk_engine_run() here has work waiting (an event, a completion
  * or a ring left on its budget): one without would sleep, and an alarm
@@ -53,6 +56,7 @@
 #include <liburing.h>
 
 #include "libblk/backend.h"
+#include "libblk/dirty.h"
 #include "libblk/engine.h"
 #include "libblk/poll.h"
 #include "tests/check.h"
@@ -95,6 +99,7 @@ struct guest {
 
 	struct blk_conn *conn;
 	struct blk_backend *backend;
+	struct blk_dirty *dirty; /* given at connect; NULL: none */
 	int broken_err; /* from conn_broken(), 0 until then */
 	bool closed; /* conn_closed() came */
 	struct blk_stats final; /* and the counters it handed over */
@@ -233,8 +238,12 @@ static void guest_connect(struct blk_engine *e, struct guest *g,
 		.remote_port = (uint32_t)g->ring.port,
 		.abi = BLKIF_ABI_X86_64,
 		.backend = g->backend,
-		.limits = { .sectors = IMAGE_BYTES / 512, .sector_size = 512 },
+		.limits = { .sectors = IMAGE_BYTES / 512,
+			    .sector_size = 512,
+			    .discard = true,
+			    .barrier = true },
 		.persistent = persistent,
+		.dirty = g->dirty,
 		.owner = g,
 		.handover = kept,
 	};
@@ -695,6 +704,70 @@ static void test_unmappable_grant_is_copied(struct blk_engine *e)
 	guest_stop(e, &g);
 }
 
+/* The chunks of @dm dirty now, taken, in order, into @out (at most @max). */
+static unsigned int take_dirty(struct blk_dirty *dm, int64_t *out,
+			       unsigned int max)
+{
+	unsigned int n = 0;
+	int64_t c = 0;
+
+	while (n < max && (c = blk_dirty_take(dm, (uint64_t)c)) >= 0)
+		out[n++] = c++;
+	return n;
+}
+
+/*
+ * With a dirty map of 4 KiB chunks (a page each), a read of chunk 0, a
+ * write of chunks 10-11, a discard of sectors that straddle chunks 20-21,
+ * a write-barrier of chunk 30 and a flush: by the time the five answers
+ * are published, the map holds exactly 10, 11, 20, 21 and 30. Then a
+ * write the host fails still marks its chunk: it may have changed part
+ * of it.
+ */
+static void test_writes_mark_dirty(struct blk_engine *e)
+{
+	const int64_t want[] = { 10, 11, 20, 21, 30 };
+	struct blk_dirty *dm;
+	int64_t got[8];
+	unsigned int n;
+	struct guest g;
+
+	REQUIRE_EQ(blk_dirty_new(IMAGE_BYTES, 4096, &dm), 0);
+	REQUIRE_EQ(blk_dirty_chunk(dm), 4096);
+	guest_make(&g, 75, 0);
+	g.dirty = dm;
+	guest_connect(e, &g, false, NULL);
+	queue_read_at(&g, 0, 0, 1);
+	queue_rw(&g, BLKIF_OP_WRITE, 1, 10 * SECTORS_PER_PAGE, 2, g.data_ref);
+	guest_ring_put_discard(&g.ring, 0, 2, 20 * SECTORS_PER_PAGE + 4,
+			       SECTORS_PER_PAGE, 0);
+	queue_rw(&g, BLKIF_OP_WRITE_BARRIER, 3, 30 * SECTORS_PER_PAGE, 1,
+		 g.data_ref);
+	queue_rw(&g, BLKIF_OP_FLUSH_DISKCACHE, 4, 0, 0, g.data_ref);
+	push_and_notify(&g);
+	run_until_published(e, &g, 5);
+	take_responses(&g);
+	check_answers_in_order(&g, 5);
+	CHECK_EQ(blk_dirty_count(dm), 5);
+	n = take_dirty(dm, got, 8);
+	CHECK_EQ(n, 5);
+	for (unsigned int i = 0; i < n && i < 5; i++)
+		CHECK_EQ(got[i], want[i]);
+
+	submit_error = -EIO;
+	queue_rw(&g, BLKIF_OP_WRITE, 5, 40 * SECTORS_PER_PAGE, 1, g.data_ref);
+	push_and_notify(&g);
+	run_until_published(e, &g, 6);
+	submit_error = 0;
+	take_responses(&g);
+	CHECK_EQ(g.rsp_status[5], BLKIF_RSP_ERROR);
+	n = take_dirty(dm, got, 8);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(got[0], 40);
+	guest_stop(e, &g);
+	blk_dirty_free(dm);
+}
+
 static void test_disconnect_sets_parked_aside(struct blk_engine *e)
 {
 	disconnect_with_parked(e, 61, BLK_DISCONNECT_CLOSE);
@@ -1122,6 +1195,7 @@ int main(void)
 	test_resize_applies_to_new_requests(e);
 	test_host_error_once_per_io(e);
 	test_unmappable_grant_is_copied(e);
+	test_writes_mark_dirty(e);
 	test_notified_once_when_asked(e);
 	test_bounced_reads_registered(e);
 	test_persistent_read_registered(e);

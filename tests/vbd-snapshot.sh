@@ -45,14 +45,6 @@ cp --reflink=always "$MNT/d1.img" "$MNT/raw.img" || fail "cp --reflink"
 sleep 0.2
 numbered_stop
 
-# read_back DOMID IMAGE: another guest reads IMAGE through the daemon.
-read_back() {
-	"$TOOLSTACK" create "$1" >>"$WORK/toolstack.log" 2>&1 ||
-		fail "create dom $1"
-	attach "$1" xvda "$2"
-	blkfront "$1" --check numbered-read >/dev/null
-	detach "$1"
-}
 for i in 1 2 3; do
 	read_back $((10 + i)) "$MNT/snap$i.img"
 done

@@ -50,6 +50,7 @@ tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
 	tools/blkbackctl/disk-arg.h tools/blkbackctl/disk-arg.c \
 	tools/blkbackctl/show.h tools/blkbackctl/show.c \
 	tools/blkbackctl/snapshot.h tools/blkbackctl/snapshot.c \
+	tools/blkbackctl/move.h tools/blkbackctl/move.c \
 	tools/blkbackctl/table.h tools/blkbackctl/table.c \
 	tools/blkbackctl/top.h tools/blkbackctl/top.c \
 	libblk/toolstack.h libblk/toolstack.c \

@@ -121,10 +121,12 @@ static bool model(const char *line, size_t len, struct control_request *r)
 	}
 	if (n == 0 || n > 4)
 		return false;
-	/* Every word is short, but a snapshot's DEST (a path). */
+	/* Every word is short, but a snapshot's or a move's DEST (a path). */
 	for (size_t k = 0; k < n; k++)
-		if (w[k].len > 31 && !(k == 2 && word_is(w[0], "snapshot") &&
-				       w[k].len < CONTROL_DEST_MAX))
+		if (w[k].len > 31 &&
+		    !(k == 2 &&
+		      (word_is(w[0], "snapshot") || word_is(w[0], "move")) &&
+		      w[k].len < CONTROL_DEST_MAX))
 			return false;
 	if (word_is(w[0], "list") || word_is(w[0], "reload")) {
 		r->op = word_is(w[0], "list") ? CONTROL_LIST : CONTROL_RELOAD;
@@ -145,6 +147,17 @@ static bool model(const char *line, size_t len, struct control_request *r)
 		if (n == 3)
 			memcpy(r->dest, w[2].p, w[2].len);
 		return n == 3 && model_device(w[1], r);
+	}
+	if (word_is(w[0], "move")) {
+		r->op = CONTROL_MOVE;
+		if (n >= 3)
+			memcpy(r->dest, w[2].p, w[2].len);
+		return (n == 3 || n == 4) && model_device(w[1], r) &&
+		       (n == 3 || model_number(w[3], UINT64_MAX, &r->bw));
+	}
+	if (word_is(w[0], "move-cancel")) {
+		r->op = CONTROL_MOVE_CANCEL;
+		return n == 2 && model_device(w[1], r);
 	}
 	if (word_is(w[0], "limit")) {
 		r->op = CONTROL_LIMIT;
@@ -171,14 +184,19 @@ static bool same(const struct control_request *a,
 	       a->devid == b->devid && strcmp(a->level, b->level) == 0 &&
 	       a->set_limits == b->set_limits &&
 	       limit_same(&a->iops, &b->iops) && limit_same(&a->bps, &b->bps) &&
-	       strcmp(a->dest, b->dest) == 0;
+	       strcmp(a->dest, b->dest) == 0 && a->bw == b->bw;
 }
 
 static const char *const op_names[] = {
-	[CONTROL_LIST] = "list",	   [CONTROL_STATS] = "stats",
-	[CONTROL_LOG_LEVEL] = "log-level", [CONTROL_RESIZE] = "resize",
-	[CONTROL_RELOAD] = "reload",	   [CONTROL_LIMIT] = "limit",
+	[CONTROL_LIST] = "list",
+	[CONTROL_STATS] = "stats",
+	[CONTROL_LOG_LEVEL] = "log-level",
+	[CONTROL_RESIZE] = "resize",
+	[CONTROL_RELOAD] = "reload",
+	[CONTROL_LIMIT] = "limit",
 	[CONTROL_SNAPSHOT] = "snapshot",
+	[CONTROL_MOVE] = "move",
+	[CONTROL_MOVE_CANCEL] = "move-cancel",
 };
 
 static void limit_text(const struct control_limit_arg *a, char *buf, size_t len)
@@ -202,6 +220,8 @@ static size_t canonical(const struct control_request *r, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, " %s", r->level);
 	if (r->dest[0])
 		n += snprintf(buf + n, len - (size_t)n, " %s", r->dest);
+	if (r->bw)
+		n += snprintf(buf + n, len - (size_t)n, " %" PRIu64, r->bw);
 	if (r->set_limits) {
 		limit_text(&r->iops, iops, sizeof(iops));
 		limit_text(&r->bps, bps, sizeof(bps));

@@ -140,7 +140,8 @@ FUZZ_LIBBLK = $(srcdir)/libblk/request.c $(srcdir)/libblk/ring.c \
 	$(srcdir)/libblk/pgrant.c $(srcdir)/libblk/engine.c \
 	$(srcdir)/libblk/evtchn.c $(srcdir)/libblk/poll.c \
 	$(srcdir)/libblk/journal.c $(srcdir)/libblk/stats.c \
-	$(srcdir)/libblk/throttle.c $(srcdir)/libblk/conn.c \
+	$(srcdir)/libblk/throttle.c $(srcdir)/libblk/dirty.c \
+	$(srcdir)/libblk/conn.c \
 	$(srcdir)/libblk/io.c $(srcdir)/libblk/backend-file.c \
 	$(srcdir)/libblk/backend-nbd.c $(srcdir)/libblk/backend-rbd.c \
 	$(srcdir)/libblk/backend-null.c $(srcdir)/libblk/parse.c \
@@ -156,7 +157,9 @@ FUZZ_VBD = $(srcdir)/tests/fuzz/vbd.c $(srcdir)/tests/fuzz/xs-store.c \
 	$(srcdir)/blkbackd/host-errors.c $(srcdir)/blkbackd/stats-log.c \
 	$(srcdir)/blkbackd/limits.c $(srcdir)/blkbackd/log.c \
 	$(srcdir)/blkbackd/options.c $(srcdir)/blkbackd/config-file.c \
-	$(srcdir)/blkbackd/config-read.c
+	$(srcdir)/blkbackd/config-read.c \
+	$(srcdir)/blkbackd/vbd-move.c $(srcdir)/blkbackd/move-record.c \
+	$(srcdir)/blkbackd/vbd-move-resume.c $(srcdir)/libblk/image-copy.c
 tests/fuzz/fuzz-vbd: $(FUZZ_VBD) $(FUZZ_LIBBLK) \
 		$(srcdir)/tests/fuzz/xs-store.h $(srcdir)/tests/fake-worker.h \
 		$(srcdir)/tests/vbd-rig.h $(srcdir)/blkbackd/vbd-internal.h \

@@ -364,6 +364,14 @@ def control_seeds():
     w("snapshot-dest-511", b"snapshot 5/51712 /" + b"d" * 510)
     w("snapshot-dest-512", b"snapshot 5/51712 /" + b"d" * 511)
     w("snapshot-long-device", b"snapshot " + b"1" * 40 + b" /a")
+    w("move", b"move 5/51712 /srv/xen/new.img")
+    w("move-bw", b"move 5/51712 /srv/xen/new.img 52428800")
+    w("move-bw-unit", b"move 5/51712 /srv/xen/new.img 50M")
+    w("move-rbd", b"move 5/51712 rbd:pool/new")
+    w("move-no-dest", b"move 5/51712")
+    w("move-dest-511", b"move 5/51712 /" + b"d" * 510 + b" 1")
+    w("move-cancel", b"move-cancel 5/51712")
+    w("move-cancel-dest", b"move-cancel 5/51712 /a")
 
 
 # ---- config: blkbackd.conf's bytes (tests/fuzz/config.c)

@@ -27,6 +27,7 @@
 #include "tools/blkbackctl/http.h"
 #include "tools/blkbackctl/metrics-json.h"
 #include "tools/blkbackctl/metrics.h"
+#include "tools/blkbackctl/move.h"
 #include "tools/blkbackctl/show.h"
 #include "tools/blkbackctl/top.h"
 #include "tools/blkbackctl/snapshot.h"
@@ -161,6 +162,7 @@ struct cli {
 	bool plug_opts; /* an attach-only option was given */
 	bool timeout_set; /* --timeout, for attach and detach */
 	bool json, http;
+	bool wait, cancel; /* move --wait, move --cancel */
 	struct top_options top; /* top --batch, --iterations, --delay */
 	bool top_opts; /* a top-only option was given */
 	struct domains ds; /* for domain names */
@@ -575,6 +577,114 @@ static int run_snapshot(struct cli *c, char **args)
 	return simple_command(c, request, show_snapshot_taken, 0);
 }
 
+/* How often move --wait asks how the move is doing. */
+#define MOVE_POLL_MS 200
+
+/* The "move" of @domid/@devid in a stats reply; NULL: none. */
+static json_object *move_in(json_object *reply)
+{
+	json_object *devices, *move;
+
+	if (!json_object_object_get_ex(reply, "devices", &devices) ||
+	    json_object_array_length(devices) != 1 ||
+	    !json_object_object_get_ex(json_object_array_get_idx(devices, 0),
+				       "move", &move))
+		return NULL;
+	return move;
+}
+
+/*
+ * move --wait: ask until the move ended; print how (its JSON with
+ * --json). 0 when it switched, 1 when not.
+ */
+static int wait_for_move(struct cli *c, const struct disk_ref *ref)
+{
+	char request[64], text[1024];
+	json_object *reply, *move;
+	int ret;
+
+	snprintf(request, sizeof(request), "stats %u/%u", ref->domid,
+		 ref->devid);
+	for (;;) {
+		ret = query(c, request, &reply);
+		if (ret)
+			return ret;
+		move = move_in(reply);
+		if (!move || move_ended(move))
+			break;
+		json_object_put(reply);
+		usleep(MOVE_POLL_MS * 1000);
+	}
+	ret = move && move_switched(move) ? 0 : 1;
+	if (c->json && move) {
+		print_json(move);
+	} else if (move) {
+		move_text(move, text, sizeof(text));
+		printf("%s\n", text);
+	}
+	json_object_put(reply);
+	return ret;
+}
+
+static void show_move_started(json_object *reply, int arg)
+{
+	(void)reply;
+	(void)arg;
+	printf("move started: blkbackctl list shows its progress\n");
+}
+
+static void show_cancelled(json_object *reply, int arg)
+{
+	(void)reply;
+	(void)arg;
+	printf("move cancelled: the disk stays on its image\n");
+}
+
+/* The move began (DEST exists, writes tracked): wait for its end. */
+static int move_and_wait(struct cli *c, const char *request,
+			 const struct disk_ref *ref)
+{
+	json_object *reply;
+	int ret = query(c, request, &reply);
+
+	if (ret)
+		return ret;
+	json_object_put(reply);
+	return wait_for_move(c, ref);
+}
+
+/* move DISK DEST [--bw N] [--wait] | move --cancel DISK */
+static int run_move(struct cli *c, char **args)
+{
+	struct disk_ref ref;
+	char dest[512], request[640];
+	int ret;
+
+	if (c->cancel != !args[1] || (c->cancel && c->bw[0]))
+		return usage_error(c->cmd, "move: give DISK DEST [--bw N], or "
+					   "--cancel DISK");
+	ret = disk_of(c, args[0], &ref);
+	if (ret)
+		return ret;
+	if (c->cancel) {
+		snprintf(request, sizeof(request), "move-cancel %u/%u",
+			 ref.domid, ref.devid);
+		return simple_command(c, request, show_cancelled, 0);
+	}
+	ret = move_dest(args[1], dest, sizeof(dest));
+	if (ret < 0)
+		return usage_error(c->cmd, "move: '%s': %s", args[1],
+				   ret == -EINVAL ? "no blanks or control "
+						    "characters in DEST"
+						  : "DEST is at most 511 "
+						    "bytes, made absolute");
+	snprintf(request, sizeof(request), "move %u/%u %s %s", ref.domid,
+		 ref.devid, dest, c->bw[0] ? c->bw : "0");
+	if (!c->wait)
+		return simple_command(c, request, show_move_started, 0);
+	return move_and_wait(c, request, &ref);
+}
+
 /*
  * The domain and vdev of attach and detach: "DOMAIN VDEV" as xl
  * block-detach takes them (@vdev: the one typed after), or one DISK
@@ -665,6 +775,11 @@ static const struct command commands[] = {
 	  "a crash-consistent copy of a running disk:\nDEST a new file "
 	  "beside a file image\n(reflink), @NAME an RBD snapshot",
 	  run_snapshot },
+	{ "move", 1, 2, "move DISK DEST [--bw N] [--wait] | move --cancel DISK",
+	  "move a running disk to a new image DEST (a\nfile's path or "
+	  "rbd:POOL/IMAGE) at up to\n--bw bytes a second (64M); --wait: "
+	  "until it\nswitched (exit 0) or ended otherwise (1)",
+	  run_move },
 };
 static const size_t nr_commands = sizeof(commands) / sizeof(commands[0]);
 
@@ -705,8 +820,10 @@ static void usage(FILE *out)
 		"on stdin/stdout\n"
 		"                       (a socket-activated service)\n"
 		"      --iops N         limit: requests per second\n"
-		"      --bw N           limit: bytes per second (K, M, G: "
-		"KiB, MiB, GiB)\n"
+		"      --bw N           limit, move: bytes per second (K, M, "
+		"G: KiB, MiB, GiB)\n"
+		"      --wait           move: until it ended\n"
+		"      --cancel         move: cancel the disk's move\n"
 		"  -r, --readonly       attach: read-only (--cdrom: as a "
 		"CD-ROM)\n"
 		"      --no-discard     attach: offer no discard\n"
@@ -746,8 +863,14 @@ static const struct command *find_command(const struct cli *c, int argc,
 			    argv[cmd->max_args + 1]);
 	else if ((c->textfile || c->http) && cmd->run != run_metrics)
 		usage_error(cmd, "--textfile and --http go with metrics only");
-	else if ((c->iops || c->bw[0]) && cmd->run != run_limit)
-		usage_error(cmd, "--iops and --bw go with limit only");
+	else if (c->iops && cmd->run != run_limit)
+		usage_error(cmd, "--iops goes with limit only");
+	else if (c->bw[0] && cmd->run != run_limit && cmd->run != run_move)
+		usage_error(cmd, "--bw goes with limit and move only");
+	else if ((c->wait || c->cancel) && cmd->run != run_move)
+		usage_error(cmd, "--wait and --cancel go with move only");
+	else if (c->wait && c->cancel)
+		usage_error(cmd, "move: --wait or --cancel, not both");
 	else if (c->plug_opts && cmd->run != run_attach)
 		usage_error(cmd, "--readonly, --cdrom and --no-discard go with "
 				 "attach only");
@@ -795,6 +918,8 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		{ "cdrom", no_argument, NULL, 'C' },
 		{ "no-discard", no_argument, NULL, 'D' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "wait", no_argument, NULL, 'W' },
+		{ "cancel", no_argument, NULL, 'X' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "iterations", required_argument, NULL, 'n' },
@@ -856,6 +981,12 @@ static int parse_options(struct cli *c, int argc, char **argv)
 				      &c->plug.timeout_s))
 				return 2;
 			c->timeout_set = true;
+			break;
+		case 'W':
+			c->wait = true;
+			break;
+		case 'X':
+			c->cancel = true;
 			break;
 		case 'b':
 			c->top.batch = c->top_opts = true;

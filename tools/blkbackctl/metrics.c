@@ -221,6 +221,14 @@ static void put_stages(FILE *out, const char *name, json_object *dev,
 			put_stage(out, name, dev, stages[s], t);
 }
 
+/* Seconds, from @field in milliseconds. */
+static void put_millis_as_seconds(FILE *out, const char *name, json_object *dev,
+				  const char *field)
+{
+	put_series(out, name, dev, NULL);
+	fprintf(out, "} %.9g\n", real(dev, field) / 1e3);
+}
+
 /* Seconds, from @field in seconds. */
 static void put_seconds(FILE *out, const char *name, json_object *dev,
 			const char *field)
@@ -333,6 +341,18 @@ static const struct family {
 	{ "blkbackd_throttled_seconds_total", "counter",
 	  "Time the disk's I/O limit held its guest's requests back.",
 	  put_seconds, "limit.throttled_seconds", NULL },
+	{ "blkbackd_move_copied_bytes", "gauge",
+	  "Bytes the disk's live move (blkbackctl move) copied, its passes "
+	  "summed: the last move since the disk was attached.",
+	  put_counter, "move.copied_bytes", "move" },
+	{ "blkbackd_move_remaining_bytes", "gauge",
+	  "Bytes the disk's live move still has to copy: those its guest "
+	  "wrote since they were copied, or not copied yet.",
+	  put_counter, "move.dirty_bytes", "move" },
+	{ "blkbackd_move_switch_pause_seconds", "gauge",
+	  "How long the guest paused for the switch of its disk's live move "
+	  "to the new image.",
+	  put_millis_as_seconds, "move.pause_ms", "move.pause_ms" },
 };
 
 /* Does any of @devices have member @path? */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/blkbackctl/move.h"
 #include "tools/blkbackctl/show.h"
 #include "tools/blkbackctl/snapshot.h"
 #include "tools/blkbackctl/table.h"
@@ -172,8 +173,10 @@ int show_list(json_object *devices)
 			return -ENOMEM;
 		}
 	ret = table_print(t, stdout);
-	if (ret == 0)
+	if (ret == 0) {
 		print_waits(devices);
+		show_moves(devices);
+	}
 	return ret;
 }
 
@@ -324,6 +327,7 @@ int show_stats(json_object *devices)
 		show_grants(d);
 		print_moves(d);
 		show_snapshots(d);
+		show_move(d);
 		print_host_errors(d);
 		if (json_object_object_get_ex(d, "limit", &limit)) {
 			printf("  ");
