@@ -87,14 +87,13 @@ static void vbd_move_drop_copy(const struct about *a,
 
 /*
  * The source of a switched move carries its moved-to mark: set it if the
- * restart came before the move did. Already marked, the source refuses to
- * open (-ESTALE): nothing to do; nor for one removed since, which no one
- * can attach by mistake.
+ * restart came before the move did; nothing to do for one marked already,
+ * nor for one removed since, which no one can attach by mistake. Without
+ * taking its lock, which the killed daemon's I/O still in flight may hold.
  */
-static void vbd_move_mark_source(struct daemon *d, const struct about *a,
+static void vbd_move_mark_source(const struct about *a,
 				 const struct move_record *r)
 {
-	struct blk_image src;
 	char why[VBD_WHY_MAX];
 	int ret;
 
@@ -107,22 +106,13 @@ static void vbd_move_mark_source(struct daemon *d, const struct about *a,
 		    r->source, r->dest, r->dest);
 		return;
 	}
-	ret = blk_image_open(&src, r->source, false, d->opts.cache, NULL);
-	if (ret == -ESTALE || ret == -ENOENT)
+	ret = blk_image_mark_moved_path(r->source, r->dest, why, sizeof(why));
+	if (ret == -EALREADY || ret == -ENOENT)
 		return;
-	if (ret < 0) {
-		say(a, LOG_WARNING, -ret,
-		    "cannot open %s to mark it as moved to %s: %s; until it "
-		    "is marked, nothing keeps a guest from being given its "
-		    "old data",
-		    r->source, r->dest,
-		    src.detail[0] ? src.detail : strerror(-ret));
-		return;
-	}
-	ret = blk_image_mark_moved(&src, r->dest, why, sizeof(why));
-	blk_image_close(&src);
 	if (ret < 0)
-		say(a, LOG_WARNING, -ret, "cannot mark %s as moved to %s: %s",
+		say(a, LOG_WARNING, -ret,
+		    "cannot mark %s as moved to %s: %s; until it is marked, "
+		    "nothing keeps a guest from being given its old data",
 		    r->source, r->dest, why);
 	else
 		say(a, LOG_NOTICE, 0,
@@ -229,7 +219,7 @@ void vbd_move_opened(struct vbd *v, const char *params)
 			"the restart (its params still names %s: point the "
 			"domain's configuration at %s)",
 			r.dest, params, r.dest);
-	vbd_move_mark_source(v->d, &a, &r);
+	vbd_move_mark_source(&a, &r);
 }
 
 /*
@@ -289,7 +279,7 @@ static int vbd_move_settle(void *arg, uint32_t domid, uint32_t devid)
 		    "the device is gone; its disk is %s, to which a move "
 		    "switched it from %s",
 		    r.dest, r.source);
-		vbd_move_mark_source(d, &a, &r);
+		vbd_move_mark_source(&a, &r);
 	}
 	ret = move_record_remove(d->opts.state_dir, domid, devid);
 	if (ret < 0)

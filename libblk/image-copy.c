@@ -322,31 +322,56 @@ int blk_image_flush(struct blk_image *img)
 	" (its filesystem keeps no user attributes: nothing keeps it " \
 	"from being used again)"
 
-static int mark_file(struct blk_image *img, const char *dest, char *why,
-		     size_t len)
+static int mark_fd(int fd, bool blockdev, const char *dest, char *why,
+		   size_t len)
 {
 	int err;
 
-	if (img->blockdev)
+	if (blockdev)
 		return image_refuse(why, len, -EOPNOTSUPP,
 				    "a block device keeps no mark (its node "
 				    "takes no user attribute): nothing keeps "
 				    "it from being used again; take it out of "
 				    "use by hand");
-	if (fsetxattr(img->fd, BLK_MOVED_TO_XATTR, dest, strlen(dest), 0) < 0) {
+	if (fsetxattr(fd, BLK_MOVED_TO_XATTR, dest, strlen(dest), 0) < 0) {
 		err = errno;
 		return image_refuse(
 			why, len, -err, "cannot set %s on the image: %s%s",
 			BLK_MOVED_TO_XATTR, strerror(err),
 			err == EOPNOTSUPP ? NO_USER_ATTRIBUTES : "");
 	}
-	if (fsync(img->fd) < 0) {
+	if (fsync(fd) < 0) {
 		err = errno;
 		return image_refuse(why, len, -err,
 				    "cannot make the image's mark durable: %s",
 				    strerror(err));
 	}
 	return 0;
+}
+
+int blk_image_mark_moved_path(const char *path, const char *dest, char *why,
+			      size_t why_len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	int ret;
+
+	if (fd < 0)
+		return image_refuse(why, why_len, -errno, "cannot open it: %s",
+				    strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		ret = image_refuse(why, why_len, -errno, "cannot stat it: %s",
+				   strerror(errno));
+	} else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		ret = image_refuse(why, why_len, -EINVAL,
+				   "it is neither a file nor a block device");
+	} else if (fgetxattr(fd, BLK_MOVED_TO_XATTR, NULL, 0) >= 0) {
+		ret = -EALREADY;
+	} else {
+		ret = mark_fd(fd, S_ISBLK(st.st_mode), dest, why, why_len);
+	}
+	close(fd);
+	return ret;
 }
 
 int blk_image_mark_moved(struct blk_image *img, const char *dest, char *why,
@@ -357,7 +382,7 @@ int blk_image_mark_moved(struct blk_image *img, const char *dest, char *why,
 	if (ret < 0)
 		return ret;
 	if (!img->rbd)
-		return mark_file(img, dest, why, why_len);
+		return mark_fd(img->fd, img->blockdev, dest, why, why_len);
 	ret = blk_rbd_meta_set(img->rbd, BLK_MOVED_TO_KEY, dest);
 	if (ret < 0)
 		return image_refuse(why, why_len, ret,

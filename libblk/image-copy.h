@@ -109,4 +109,15 @@ int blk_image_remove(const char *dest, char *why, size_t why_len);
 int blk_image_mark_moved(struct blk_image *img, const char *dest, char *why,
 			 size_t why_len);
 
+/*
+ * The same for the image file at @path, which is not open here: for a
+ * restarted daemon finishing a move its predecessor switched. Opened for
+ * the mark alone, never locked: the predecessor's I/O still in flight may
+ * hold the image's lock, which must not keep the mark off. 0 when @path
+ * was marked here; -EALREADY when it carried a mark already (whatever it
+ * names: nothing is changed); -ENOENT when it is gone; else as above.
+ */
+int blk_image_mark_moved_path(const char *path, const char *dest, char *why,
+			      size_t why_len);
+
 #endif /* LIBBLK_IMAGE_COPY_H */

@@ -15,6 +15,8 @@
  *  - flush, then the mark: its attribute names the target, and opening the
  *    source again, writable or not, is -ESTALE with the message that
  *    names the target and the fix; removing the mark lets it open again;
+ *  - the mark set by path, as a restarted daemon does, while the image's
+ *    lock is held; a mark already there is left as it is;
  *  - the target is removed, and a second removal is -ENOENT;
  *  - a move in miniature: a writer thread writes and discards a source
  *    as a guest would, marking a dirty map (libblk/dirty.h) after each,
@@ -282,6 +284,39 @@ static void mark(struct blk_image *src)
 	CHECK_EQ(blk_image_open(&again, src_path, false, BLK_CACHE_NONE, "vm"),
 		 0);
 	blk_image_close(&again);
+}
+
+/*
+ * A restarted daemon marks a switched move's source by its path while the
+ * killed one's I/O may still hold the image's lock: the lock does not
+ * keep the mark off, and a mark already there is left as it is.
+ */
+static void mark_path(void)
+{
+	char why[512] = "", value[300] = "", gone[320];
+	struct blk_image holder;
+	ssize_t n;
+
+	REQUIRE_EQ(blk_image_open(&holder, src_path, false, BLK_CACHE_NONE,
+				  "vm"),
+		   0);
+	CHECK_EQ(blk_image_mark_moved_path(src_path, dst_path, why,
+					   sizeof(why)),
+		 0);
+	n = getxattr(src_path, BLK_MOVED_TO_XATTR, value, sizeof(value) - 1);
+	REQUIRE(n > 0);
+	value[n] = '\0';
+	CHECK(strcmp(value, dst_path) == 0);
+	CHECK_EQ(blk_image_mark_moved_path(src_path, "/elsewhere", why,
+					   sizeof(why)),
+		 -EALREADY);
+	n = getxattr(src_path, BLK_MOVED_TO_XATTR, value, sizeof(value) - 1);
+	CHECK(n > 0 && (size_t)n == strlen(dst_path));
+	blk_image_close(&holder);
+	REQUIRE_EQ(removexattr(src_path, BLK_MOVED_TO_XATTR), 0);
+	snprintf(gone, sizeof(gone), "%s.gone", src_path);
+	CHECK_EQ(blk_image_mark_moved_path(gone, dst_path, why, sizeof(why)),
+		 -ENOENT);
 }
 
 static void remove_target(struct blk_image *dst)
@@ -596,6 +631,7 @@ int main(int argc, char **argv)
 	create_refusals(&src);
 	copy(&src, &dst, buf);
 	mark(&src);
+	mark_path();
 	remove_target(&dst);
 	live_copy(dir, buf);
 	free(buf);
