@@ -38,9 +38,14 @@ $CTL snapshot 1/xvda "$MNT/snap4.img" >"$WORK/snap4.txt" 2>&1 ||
 	fail "snapshot 4: $(cat "$WORK/snap4.txt")"
 grep -q "^vbd 1/51712: snapshot $MNT/snap4.img taken; the guest paused [0-9.]* ms (draining" \
 	"$WORK/snap4.txt" || fail "blkbackctl snapshot printed: $(cat "$WORK/snap4.txt")"
-# A copy without a pause, for the checker to refuse below.
+# A copy without a pause, for the checker to refuse below: its window is
+# put 200 ms before the copy, so that the writer (at depth 8, however
+# loaded the machine) has sent writes that the copy holds and the window
+# excludes; with the window right at the copy, a writer not scheduled
+# in between would make it a true snapshot.
 sleep 0.2
 raw_from=$(python3 -c 'import time; print(time.monotonic_ns())')
+sleep 0.2
 cp --reflink=always "$MNT/d1.img" "$MNT/raw.img" || fail "cp --reflink"
 sleep 0.2
 numbered_stop
@@ -57,8 +62,8 @@ for i in 1 2 3; do
 	note "snapshot $i (paused $(pause_ms "$WORK/snap$i.json") ms): $(cat "$WORK/check$i.out")"
 done
 
-# The checker can fail: on the copy taken without a pause, given the time
-# the copy began as its window...
+# The checker can fail: on the copy taken without a pause, given a time
+# before the copy began as its window...
 printf '{"monotonic_ns": {"stopped": %s, "drained": %s}}\n' "$raw_from" \
 	"$raw_from" >"$WORK/raw.json"
 if $CHECK "$WORK/front-1.out" "$WORK/raw.json" "$WORK/front-20.out" \
