@@ -605,20 +605,12 @@ static int blockdev_main(const char *dev, uint8_t *buf)
 	return check_done("test-image-copy (block device)");
 }
 
-int main(int argc, char **argv)
+/* The files' cases, in a directory that keeps user attributes. */
+static int files_main(void *buf)
 {
 	struct blk_image src, dst;
-	const char *dir;
-	void *buf = NULL;
+	const char *dir = xattr_dir();
 
-	REQUIRE_EQ(posix_memalign(&buf, 4096, BLK_COPY_MAX), 0);
-	if (argc == 3 && strcmp(argv[1], "rbd") == 0) {
-		snprintf(conf, sizeof(conf), "%s", argv[2]);
-		return rbd_main(buf);
-	}
-	if (argc == 3 && strcmp(argv[1], "blockdev") == 0)
-		return blockdev_main(argv[2], buf);
-	dir = xattr_dir();
 	if (!dir)
 		return 77;
 	snprintf(src_path, sizeof(src_path), "%s/source", dir);
@@ -634,6 +626,23 @@ int main(int argc, char **argv)
 	mark_path();
 	remove_target(&dst);
 	live_copy(dir, buf);
-	free(buf);
 	return check_done("test-image-copy");
+}
+
+int main(int argc, char **argv)
+{
+	void *buf = NULL;
+	int ret;
+
+	REQUIRE_EQ(posix_memalign(&buf, 4096, BLK_COPY_MAX), 0);
+	if (argc == 3 && strcmp(argv[1], "rbd") == 0) {
+		snprintf(conf, sizeof(conf), "%s", argv[2]);
+		ret = rbd_main(buf);
+	} else if (argc == 3 && strcmp(argv[1], "blockdev") == 0) {
+		ret = blockdev_main(argv[2], buf);
+	} else {
+		ret = files_main(buf);
+	}
+	free(buf);
+	return ret;
 }
