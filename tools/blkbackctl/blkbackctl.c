@@ -647,11 +647,14 @@ static int run_attach(struct cli *c, char **args)
 	if (strchr(args[0], '/') && args[2])
 		return usage_error(c->cmd, "attach: give the vdev in DISK or "
 					   "after IMAGE, not both");
+	/* The whole attach, its name lookup too: --timeout and a margin. */
+	deadline_store_begin(c->plug.timeout_s);
 	ret = plug_target(c, args[0], args[2] ? args[2] : "xvda", &domid,
 			  &vdev);
-	if (ret)
-		return ret;
-	return attach_disk(domid, args[1], vdev, &c->plug);
+	if (ret == 0)
+		ret = attach_disk(domid, args[1], vdev, &c->plug);
+	deadline_store_end();
+	return ret;
 }
 
 /* detach DOMAIN VDEV | detach DISK */
@@ -664,10 +667,12 @@ static int run_detach(struct cli *c, char **args)
 	if (!strchr(args[0], '/') != !!args[1])
 		return usage_error(c->cmd, "detach: give DOMAIN VDEV, or DISK "
 					   "(DOMAIN/VDEV)");
+	deadline_store_begin(c->plug.timeout_s);
 	ret = plug_target(c, args[0], args[1], &domid, &vdev);
-	if (ret)
-		return ret;
-	return detach_disk(domid, vdev, &c->plug);
+	if (ret == 0)
+		ret = detach_disk(domid, vdev, &c->plug);
+	deadline_store_end();
+	return ret;
 }
 
 static const struct command commands[] = {
