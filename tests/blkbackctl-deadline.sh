@@ -15,8 +15,16 @@ BLKBACKCTL=$top_builddir/tools/blkbackctl/blkbackctl
 SOCK=$WORK/state/control
 XSD_PID=$(cat "$WORK/host/xenstored.pid") || hard_error "no xenstored.pid"
 # A stopped process would never see the EXIT trap's SIGTERM, and its
-# wait would hang the suite: whatever ends this test continues both.
-trap 'rc=$?; kill -CONT "$XSD_PID" $DAEMON_PID 2>/dev/null; (exit $rc); cleanup' EXIT
+# wait would hang the suite: whatever ends this test continues both
+# before lib.sh's cleanup, which gets the test's exit status.
+continue_then_cleanup() {
+	cc_rc=$?
+	# shellcheck disable=SC2086 # no daemon pid after stop_daemon
+	kill -CONT "$XSD_PID" $DAEMON_PID 2>/dev/null
+	(exit "$cc_rc")
+	cleanup
+}
+trap continue_then_cleanup EXIT
 # One answer's bound (as the messages say it), and the slack a loaded
 # machine may add to it.
 BOUND_MS=2000
@@ -36,8 +44,9 @@ ends_in() {
 	note "blkbackctl $*: exit $ei_rc after $ei_ms ms: $(cat "$WORK/ctl.out")"
 	[ "$ei_rc" -eq 1 ] ||
 		fail_later "blkbackctl $*: exit status $ei_rc, not 1"
-	[ "$ei_ms" -ge "$ei_min" ] && [ "$ei_ms" -le "$ei_max" ] ||
+	if [ "$ei_ms" -lt "$ei_min" ] || [ "$ei_ms" -gt "$ei_max" ]; then
 		fail_later "blkbackctl $*: ended after $ei_ms ms, not within $ei_min to $ei_max"
+	fi
 	grep -q -- "$ei_regex" "$WORK/ctl.out" ||
 		fail_later "blkbackctl $*: did not say '$ei_regex'"
 }
