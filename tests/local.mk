@@ -175,6 +175,7 @@ INTEGRATION_TESTS = \
 	tests/blkbackctl-log-level.sh \
 	tests/blkbackctl-completion.sh \
 	tests/blkbackctl-http.sh \
+	tests/blkbackctl-deadline.sh \
 	tests/host-errors.sh \
 	tests/host-errors-enospc.sh \
 	tests/host-errors-journal.sh \

@@ -48,6 +48,8 @@ tools_blkbackctl_blkbackctl_SOURCES = tools/blkbackctl/blkbackctl.c \
 	tools/blkbackctl/http.h tools/blkbackctl/http.c \
 	tools/blkbackctl/attach.h tools/blkbackctl/attach.c \
 	tools/blkbackctl/disk-arg.h tools/blkbackctl/disk-arg.c \
+	tools/blkbackctl/deadline.h tools/blkbackctl/deadline.c \
+	tools/blkbackctl/request.h tools/blkbackctl/request.c \
 	tools/blkbackctl/show.h tools/blkbackctl/show.c \
 	tools/blkbackctl/snapshot.h tools/blkbackctl/snapshot.c \
 	tools/blkbackctl/move.h tools/blkbackctl/move.c \

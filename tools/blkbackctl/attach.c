@@ -15,10 +15,14 @@
 #include "libblk/toolstack.h"
 #include "libblk/xenbus.h"
 #include "tools/blkbackctl/attach.h"
+#include "tools/blkbackctl/deadline.h"
 
 static struct xs_handle *open_store(void)
 {
-	struct xs_handle *xs = xs_open(0);
+	struct xs_handle *xs;
+
+	deadline_store_doing("opening a connection");
+	xs = xs_open(0);
 
 	if (!xs)
 		fprintf(stderr,
@@ -36,7 +40,10 @@ static uint32_t own_domid(struct xs_handle *xs)
 {
 	uint64_t domid = 0;
 	unsigned int len;
-	char *s = xs_read(xs, XBT_NULL, "domid", &len);
+	char *s;
+
+	deadline_store_doing("reading this domain's id");
+	s = xs_read(xs, XBT_NULL, "domid", &len);
 
 	if (s && blk_parse_u64(s, DOMID_FIRST_RESERVED - 1, &domid) < 0)
 		domid = 0;
@@ -70,6 +77,7 @@ static void print_backend_error(struct xs_handle *xs, const char *be)
 {
 	char *why;
 
+	deadline_store_doing("reading %s/error", be);
 	if (xenbus_read_str(xs, be, "error", &why) == 0) {
 		fprintf(stderr, "blkbackctl: %s\n", why);
 		free(why);
@@ -130,9 +138,11 @@ static int await_offer(struct xs_handle *xs, const struct blk_vbd_spec *s,
 	unsigned int wanted = XENBUS_STATE_BIT(XenbusStateInitWait) |
 			      XENBUS_STATE_BIT(XenbusStateClosing) |
 			      XENBUS_STATE_BIT(XenbusStateClosed);
-	int last = 0;
-	int ret = xenbus_wait_state(xs, p->be, wanted, (int)timeout_s * 1000,
-				    &last);
+	int ret, last = 0;
+
+	deadline_store_doing("waiting on %s/state", p->be);
+	ret = xenbus_wait_state(xs, p->be, wanted, (int)timeout_s * 1000,
+				&last);
 
 	if (ret == XenbusStateInitWait) {
 		report(s, p, json, "attached");
@@ -147,6 +157,7 @@ static int await_offer(struct xs_handle *xs, const struct blk_vbd_spec *s,
 		print_backend_error(xs, p->be);
 	fprintf(stderr, "blkbackctl: vbd %u/%u not attached\n", s->domid,
 		p->devid);
+	deadline_store_doing("removing %s and %s", p->be, p->fe);
 	blk_vbd_remove(xs, p);
 	return 1;
 }
@@ -161,6 +172,7 @@ static int plug(struct xs_handle *xs, const struct blk_vbd_spec *s,
 	if (paths_of(s, &p) < 0)
 		return 2;
 	snprintf(dom, sizeof(dom), "/local/domain/%u", s->domid);
+	deadline_store_doing("reading %s, %s and %s", dom, p.be, p.fe);
 	if (!xenbus_exists(xs, dom)) {
 		fprintf(stderr,
 			"blkbackctl: there is no domain %u (see xl list)\n",
@@ -174,6 +186,7 @@ static int plug(struct xs_handle *xs, const struct blk_vbd_spec *s,
 			s->domid, s->vdev, s->domid, p.devid);
 		return 1;
 	}
+	deadline_store_doing("writing %s and %s", p.be, p.fe);
 	ret = blk_vbd_add(xs, s, &p);
 	if (ret < 0) {
 		fprintf(stderr, "blkbackctl: writing %s and %s: %s\n", p.be,
@@ -220,6 +233,7 @@ static int unplug(struct xs_handle *xs, const struct blk_vbd_spec *s,
 
 	if (paths_of(s, &p) < 0)
 		return 2;
+	deadline_store_doing("writing %s/state (Closing)", p.be);
 	ret = blk_vbd_unplug(xs, &p);
 	if (ret == -ENODEV) {
 		fprintf(stderr, "blkbackctl: domain %u has no device %s\n",
@@ -231,8 +245,10 @@ static int unplug(struct xs_handle *xs, const struct blk_vbd_spec *s,
 			strerror(-ret));
 		return 1;
 	}
+	deadline_store_doing("waiting on %s/state", p.be);
 	ret = xenbus_wait_state(xs, p.be, XENBUS_STATE_BIT(XenbusStateClosed),
 				(int)o->timeout_s * 1000, &last);
+	deadline_store_doing("removing %s and %s", p.be, p.fe);
 	blk_vbd_remove(xs, &p);
 	if (ret < 0) {
 		fprintf(stderr,

@@ -5,7 +5,9 @@
  * (libblk/toolstack.h), then waiting, bounded, for blkbackd to answer.
  * They talk to xenstore, not to the daemon's control socket: the daemon
  * sees the device as it would see one from xl. Run in the toolstack's
- * domain (dom0), which alone may write both trees.
+ * domain (dom0), which alone may write both trees. Their xenstore calls
+ * are bounded by the caller's deadline_store_begin() (deadline.h); each
+ * names what it does with deadline_store_doing().
  */
 #ifndef BLKBACKCTL_ATTACH_H
 #define BLKBACKCTL_ATTACH_H

@@ -17,22 +17,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "libblk/parse.h"
 #include "tools/blkbackctl/attach.h"
+#include "tools/blkbackctl/deadline.h"
 #include "tools/blkbackctl/disk-arg.h"
 #include "tools/blkbackctl/http.h"
 #include "tools/blkbackctl/metrics-json.h"
 #include "tools/blkbackctl/metrics.h"
 #include "tools/blkbackctl/move.h"
+#include "tools/blkbackctl/request.h"
 #include "tools/blkbackctl/show.h"
 #include "tools/blkbackctl/top.h"
 #include "tools/blkbackctl/snapshot.h"
 
-#define REPLY_MAX (16u << 20)
 /* How long a scraper may take to send its request (metrics --http). */
 #define HTTP_TIMEOUT_MS 5000
 #define PROMETHEUS_TEXT "text/plain; version=0.0.4; charset=utf-8"
@@ -79,78 +78,6 @@ static int usage_error(const struct command *cmd, const char *fmt, ...)
 	return 2;
 }
 
-static int connect_to(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	return fd;
-}
-
-/* Send @request, read the whole reply (the daemon closes after it). */
-static char *ask(const char *path, const char *request)
-{
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	int fd = connect_to(path);
-
-	if (fd < 0) {
-		fprintf(stderr,
-			"blkbackctl: cannot reach blkbackd at %s: %s (is it "
-			"running, and are you root or in its "
-			"control-group?)\n",
-			path, strerror(errno));
-		free(buf);
-		return NULL;
-	}
-	if (!buf || write(fd, request, strlen(request)) < 0 ||
-	    write(fd, "\n", 1) < 0)
-		goto fail;
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 == cap) {
-			char *bigger = cap < REPLY_MAX ? realloc(buf, cap * 2)
-						       : NULL;
-
-			if (!bigger)
-				goto fail;
-			buf = bigger;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0)
-			goto fail;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-fail:
-	fprintf(stderr, "blkbackctl: talking to %s: %s\n", path,
-		strerror(errno));
-	close(fd);
-	free(buf);
-	return NULL;
-}
-
 /* What the command line asked for, beside the command and its arguments. */
 struct cli {
 	const char *path; /* the daemon's control socket */
@@ -183,7 +110,7 @@ static void print_json(json_object *o)
  */
 static int query(struct cli *c, const char *request, json_object **reply)
 {
-	char *text = ask(c->path, request);
+	char *text = request_ask(c->path, request);
 	json_object *err, *bad;
 	int ret = 0;
 
@@ -357,7 +284,7 @@ static int serve_http(const char *path)
 				refused[req].reason, "text/plain");
 		printf("%s: only GET /metrics is served here\n",
 		       refused[req].reason);
-	} else if (!(text = ask(path, "stats")) ||
+	} else if (!(text = request_ask(path, "stats")) ||
 		   !(reply = json_tokener_parse(text)) ||
 		   !json_object_object_get_ex(reply, "devices", &devices)) {
 		http_write_head(stdout, 503, "Service Unavailable",
@@ -720,11 +647,14 @@ static int run_attach(struct cli *c, char **args)
 	if (strchr(args[0], '/') && args[2])
 		return usage_error(c->cmd, "attach: give the vdev in DISK or "
 					   "after IMAGE, not both");
+	/* The whole attach, its name lookup too: --timeout and a margin. */
+	deadline_store_begin(c->plug.timeout_s);
 	ret = plug_target(c, args[0], args[2] ? args[2] : "xvda", &domid,
 			  &vdev);
-	if (ret)
-		return ret;
-	return attach_disk(domid, args[1], vdev, &c->plug);
+	if (ret == 0)
+		ret = attach_disk(domid, args[1], vdev, &c->plug);
+	deadline_store_end();
+	return ret;
 }
 
 /* detach DOMAIN VDEV | detach DISK */
@@ -737,10 +667,12 @@ static int run_detach(struct cli *c, char **args)
 	if (!strchr(args[0], '/') != !!args[1])
 		return usage_error(c->cmd, "detach: give DOMAIN VDEV, or DISK "
 					   "(DOMAIN/VDEV)");
+	deadline_store_begin(c->plug.timeout_s);
 	ret = plug_target(c, args[0], args[1], &domid, &vdev);
-	if (ret)
-		return ret;
-	return detach_disk(domid, vdev, &c->plug);
+	if (ret == 0)
+		ret = detach_disk(domid, vdev, &c->plug);
+	deadline_store_end();
+	return ret;
 }
 
 static const struct command commands[] = {
@@ -1035,6 +967,12 @@ int main(int argc, char **argv)
 	cmd = find_command(&c, argc - optind, argv + optind, &ret);
 	if (!cmd)
 		return ret;
+	if (deadline_init() < 0)
+		return usage_error(cmd,
+				   "BLKBACKCTL_TIMEOUT_MS=%s: give "
+				   "milliseconds, "
+				   "1 to 3600000",
+				   getenv("BLKBACKCTL_TIMEOUT_MS"));
 	for (int i = optind + 1; i < argc; i++)
 		args[i - optind - 1] = argv[i];
 	snprintf(typed, sizeof(typed), "%s%s%s", cmd->name, args[0] ? " " : "",

@@ -12,6 +12,7 @@
 
 #include "libblk/parse.h"
 #include "libblk/toolstack.h"
+#include "tools/blkbackctl/deadline.h"
 #include "tools/blkbackctl/disk-arg.h"
 
 #define DISK_SYNTAX "DOMAIN/VDEV (1/xvdb, 1/51728 or NAME/xvdb)"
@@ -37,13 +38,16 @@ static char *name_of(struct xs_handle *xs, const char *entry)
 
 char *domain_name(struct domains *ds, uint32_t domid)
 {
-	struct xs_handle *xs = store(ds);
-	char entry[16];
+	char entry[16], *name = NULL;
 
-	if (!xs)
-		return NULL;
-	snprintf(entry, sizeof(entry), "%u", domid);
-	return name_of(xs, entry);
+	deadline_store_begin(0);
+	deadline_store_doing("reading domain %u's name", domid);
+	if (store(ds)) {
+		snprintf(entry, sizeof(entry), "%u", domid);
+		name = name_of(ds->xs, entry);
+	}
+	deadline_store_end();
+	return name;
 }
 
 /*
@@ -89,6 +93,7 @@ static int lookup(struct xs_handle *xs, const char *name, uint32_t *domid)
 int domain_arg(struct domains *ds, const char *text, uint32_t *domid)
 {
 	uint64_t id;
+	int ret;
 
 	if (text[0] >= '0' && text[0] <= '9') {
 		if (blk_parse_u64(text, DOMID_FIRST_RESERVED - 1, &id) == 0) {
@@ -105,14 +110,19 @@ int domain_arg(struct domains *ds, const char *text, uint32_t *domid)
 		fprintf(stderr, "blkbackctl: give a domain id or name\n");
 		return 2;
 	}
+	deadline_store_begin(0);
+	deadline_store_doing("looking up the domain named '%s'", text);
 	if (!store(ds)) {
 		fprintf(stderr,
 			"blkbackctl: cannot reach xenstore to find domain "
 			"'%s': %s; give its id\n",
 			text, strerror(errno));
-		return 1;
+		ret = 1;
+	} else {
+		ret = lookup(ds->xs, text, domid);
 	}
-	return lookup(ds->xs, text, domid);
+	deadline_store_end();
+	return ret;
 }
 
 int disk_arg(struct domains *ds, const char *cmd, const char *text,

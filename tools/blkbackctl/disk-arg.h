@@ -7,7 +7,9 @@
  * So "1/51728", "1/xvdb" and "web1/xvdb" name the same disk.
  *
  * Names are read from xenstore, opened on first need and kept open until
- * domains_close(); a domid typed as digits needs no xenstore. One thread.
+ * domains_close(); a domid typed as digits needs no xenstore. Each lookup
+ * is bounded (deadline.h): a xenstore that does not answer ends the
+ * command, exit status 1, saying so. One thread.
  */
 #ifndef BLKBACKCTL_DISK_ARG_H
 #define BLKBACKCTL_DISK_ARG_H

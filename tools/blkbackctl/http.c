@@ -5,32 +5,25 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tools/blkbackctl/deadline.h"
 #include "tools/blkbackctl/http.h"
 
 /* Request line and headers; Prometheus sends a few hundred bytes. */
 #define REQUEST_MAX 8192
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Read until the blank line that ends the headers; false if it never came. */
 static bool read_head(int fd, char *buf, size_t len, int timeout_ms)
 {
-	long deadline = now_ms() + timeout_ms;
+	int64_t deadline = deadline_now_ms() + timeout_ms;
 	size_t got = 0;
 
 	while (got < len - 1) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long left = deadline - now_ms();
+		int64_t left = deadline - deadline_now_ms();
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
