@@ -288,17 +288,19 @@ static uint64_t dirty_bytes(const struct vbd_move *m)
 }
 
 /*
- * After a pass: is the rest small enough to copy during the switch's
- * pause, at the rate copying itself goes (the time it took, not the
- * limit's waits)?
+ * After a pass that copied @bytes in @ns of copying (not the limit's
+ * waits): is the rest small enough to copy during the switch's pause?
+ * Judged at the pass's own rate, not the move's: the rest is scattered as
+ * what the pass copied was (the guest's writes), while the first pass's
+ * long runs go many times faster a byte.
  */
-static bool small_enough(struct vbd_move *m, uint64_t dirty)
+static bool small_enough(uint64_t dirty, uint64_t bytes, uint64_t ns)
 {
 	if (!dirty)
 		return true;
-	if (!m->copy_ns)
+	if (!bytes || !ns)
 		return false;
-	return (double)dirty * (double)m->copy_ns / (double)m->copied <=
+	return (double)dirty * (double)ns / (double)bytes <=
 	       VBD_MOVE_SWITCH_MS * 1e6;
 }
 
@@ -322,7 +324,7 @@ static void note_progress(struct vbd_move *m, uint64_t dirty)
 /* One pass; then, when the rest is small, the switch. Thread. */
 static enum told one_pass(struct vbd_move *m)
 {
-	uint64_t t0 = blk_now_ns(), c0 = m->copied, dirty;
+	uint64_t t0 = blk_now_ns(), c0 = m->copied, busy0 = m->copy_ns, dirty;
 	int ret = copy_dirty(m, true);
 	uint64_t ns = blk_now_ns() - t0;
 
@@ -334,7 +336,7 @@ static enum told one_pass(struct vbd_move *m)
 	m->passes++;
 	m->pass_rate = ns ? (uint64_t)((double)(m->copied - c0) * 1e9 / ns) : 0;
 	pthread_mutex_unlock(&m->lock);
-	if (!small_enough(m, dirty)) {
+	if (!small_enough(dirty, m->copied - c0, m->copy_ns - busy0)) {
 		wake_main(m); /* to log the pass */
 		return sleep_until(m, t0 + MIN_PASS_MS * 1000000ull)
 			       ? TOLD_GO

@@ -214,6 +214,7 @@ INTEGRATION_TESTS = \
 	tests/snapshot-pause.sh
 # Live moves (blkbackctl move).
 INTEGRATION_TESTS += tests/vbd-move.sh tests/vbd-move-cancel.sh \
+	tests/vbd-move-converge.sh \
 	tests/vbd-move-rbd.sh \
 	tests/move-pause.sh
 TESTS += $(INTEGRATION_TESTS)
