@@ -12,12 +12,11 @@
 #   BLKBACKD_E2E_RESULTS      where logs go [$top_builddir/tests/e2e-results]
 #   BLKBACKD_E2E_TIMEOUT      seconds QEMU may run [2400]
 #   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain migrate nbd
-#                             rbd kernel concurrency package xen420"
-#                             (default), or some of "blkbackd stages pvh
-#                             hvm driverdomain migrate nbd rbd kernel
-#                             concurrency package xen420 snapshot" (see
-#                             README.md; xen420 is a boot of its own;
-#                             snapshot is not a default part yet)
+#                             rbd snapshot kernel concurrency package
+#                             xen420" (default), or some of "blkbackd
+#                             stages pvh hvm driverdomain migrate nbd rbd
+#                             snapshot kernel concurrency package xen420"
+#                             (see README.md; xen420 is a boot of its own)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 #   BLKBACKD_E2E_INJECT       test knobs, crashes on purpose that the test
 #                             must recover from: "triple-fault" (the first
@@ -39,7 +38,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 cache_root=${BLKBACKD_E2E_CACHE:-/var/cache/blkbackd-e2e}
 results=${BLKBACKD_E2E_RESULTS:-$top_builddir/tests/e2e-results}
 timeout_s=${BLKBACKD_E2E_TIMEOUT:-2400}
-parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd kernel concurrency package xen420}
+parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd snapshot kernel concurrency package xen420}
 inject=${BLKBACKD_E2E_INJECT:-}
 daemon_args=${BLKBACKD_E2E_DAEMON_ARGS:-}
 conc_variant=${BLKBACKD_E2E_CONC_VARIANT:-}

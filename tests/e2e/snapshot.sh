@@ -20,10 +20,13 @@
 #             given the old file is refused by xl with the reason; after
 #             `xl shutdown` the new file holds the last pass's pattern.
 #
-# Not a default part: dom0 needs xfsprogs (added to its cache when this
-# part is asked for).
+# dom0 needs xfsprogs for it, added to its cache when this part runs.
 SNAP_MNT=/run/e2e-xfs
 SNAP_LOOP=
+# The error the daemon logs for the old file's guest, which the part asks
+# for (stop_blkbackd passes over it).
+# shellcheck disable=SC2034 # read by dom0-test.sh
+SNAP_REFUSAL="cannot open image $SNAP_MNT/disk.img: $SNAP_MNT/disk.img was moved to"
 
 snap_ctl() { blkbackctl --socket "$RUNTIME_DIR/control" "$@"; }
 
