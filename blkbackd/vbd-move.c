@@ -761,10 +761,12 @@ static void report_end(struct vbd_move *m, struct vbd *v)
 		return; /* said when it switched, or copied */
 	if (m->ret) {
 		m->phase = VBD_MOVE_FAILED;
+		/* Not made (it existed, say): not removed either. */
 		vbd_log(v, LOG_WARNING, -m->ret,
-			"%s to %s failed: %s; the guest stays on %s, %s "
-			"removed",
-			kind(m), m->dest, m->why, m->source, m->dest);
+			"%s to %s failed: %s; the guest stays on %s%s%s",
+			kind(m), m->dest, m->why, m->source,
+			m->created ? ", removed " : "",
+			m->created ? m->dest : "");
 	} else {
 		m->phase = VBD_MOVE_CANCELLED;
 		vbd_log(v, LOG_NOTICE, 0,
