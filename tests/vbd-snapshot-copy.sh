@@ -2,15 +2,18 @@
 # Snapshots by copy (blkbackctl snapshot --copy), in a directory of the
 # test's own (no reflink needed), while a guest writes numbered pages at
 # depth 8 throughout. While it runs, list and stats show the copy as a
-# move that copies, and its record says copying. Each copy, read back
-# through another guest (the first one), holds every write the writer saw answered before
-# its last pause and none it sent after the device had drained
-# (tests/snapshot-check.py, with the pause's times from the reply as a
-# reflink snapshot's); the writer sees no error. Afterwards the disk is
+# move that copies, and its record says copying. The first copy, read
+# back through another guest after a second copy to its DEST was refused,
+# holds every write the writer saw answered before its last pause and none
+# it sent after the device had drained (tests/snapshot-check.py, with the
+# pause's times from the reply as a reflink snapshot's); the writer sees
+# no error. Afterwards the disk is
 # still on its image, which holds every write (the source is served, not
 # switched), unmarked; no record is left; a copy to an existing DEST is
 # refused and leaves it as it was. blkbackctl prints the pause and the
-# bytes copied; the journal says it.
+# bytes copied; the journal says it. A daemon killed during a copy: the
+# next one removes the unfinished copy and its record, and the guest,
+# paused meanwhile, sees no error.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-snapshot.sh"
 . "$top_srcdir/tests/lib-move.sh"
@@ -24,6 +27,7 @@ CHECK="python3 $top_srcdir/tests/snapshot-check.py"
 SRC=$DIR/src.img
 COPY1=$DIR/copy1.img
 COPY2=$DIR/copy2.img
+COPY3=$DIR/copy3.img
 RECORD=$WORK/state/moves/1-51712
 
 truncate -s 64M "$SRC" || fail "cannot make the image"
@@ -66,15 +70,7 @@ $CTL snapshot --copy 1/xvda "$COPY2" >"$WORK/copy2.txt" 2>&1 ||
 	fail "snapshot --copy 2: $(cat "$WORK/copy2.txt")"
 grep -q "^vbd 1/51712: snapshot $COPY2 taken; the guest paused [0-9.]* ms (draining [0-9.]*, copying [0-9.]*, resuming [0-9.]*); [0-9.]* MiB copied\$" \
 	"$WORK/copy2.txt" || fail "blkbackctl snapshot --copy printed: $(cat "$WORK/copy2.txt")"
-# The guest goes on, on its own image.
-sleep 0.3
-numbered_stop
-
-# Where the disk is: on its image, unmarked, no record left.
-daemon_has_open "$SRC" || fail "the daemon does not have $SRC open"
-daemon_has_open "$COPY1" && fail "the daemon still has $COPY1 open"
-daemon_has_open "$COPY2" && fail "the daemon still has $COPY2 open"
-[ -z "$(moved_to "$SRC")" ] || fail "$SRC is marked: '$(moved_to "$SRC")'"
+# What the daemon says about it; no record is left.
 [ ! -e "$RECORD" ] || fail "a finished copy left a record: $(cat "$RECORD")"
 [ "$(move_field 1/xvda 'm["phase"]')" = copied ] ||
 	fail "stats: $(cat "$WORK/move.json")"
@@ -88,6 +84,44 @@ grep -q "^  copied to $COPY2 (snapshot --copy) after [0-9]* pass[es]*, [0-9.]* M
 	"$WORK/stats.txt" || fail "stats printed: $(cat "$WORK/stats.txt")"
 [ "$(grep -c "copied $SRC to $DIR/copy[12].img: the guest paused" "$WORK/blkbackd.log")" = 2 ] ||
 	fail "the journal does not have a line per copy"
+
+# A daemon killed during a copy: the next one removes the unfinished
+# DEST, and serves the guest on with its image. At 4 MiB/s the first
+# pass takes 16 s.
+$CTL snapshot --copy --bw 4M 1/xvda "$COPY3" >"$WORK/copy3.txt" 2>&1 &
+copy_pid=$!
+n=0
+until grep -q "^dest $COPY3\$" "$RECORD" 2>/dev/null &&
+	[ "$(move_field 1/xvda 'm["phase"]' 2>/dev/null)" = copying ]; do
+	n=$((n + 1))
+	[ "$n" -lt 100 ] || fail "the third copy never ran: $(cat "$WORK/copy3.txt")"
+	sleep 0.05
+done
+[ -e "$COPY3" ] || fail "a running copy has no $COPY3"
+connects=$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")
+stop_daemon KILL
+wait "$copy_pid" && fail "snapshot --copy answered 0 from a killed daemon"
+start_daemon 3>&- # not the held guest's stdin: it must see it closed
+n=100
+while [ "$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")" -le "$connects" ]; do
+	n=$((n - 1))
+	[ "$n" -gt 0 ] || fail "the restarted daemon did not resume dom 1"
+	sleep 0.1
+done
+files_gone "$COPY3" "$RECORD" ||
+	fail "the restart left the unfinished copy or its record: $(ls "$DIR" "$WORK/state/moves" 2>&1)"
+grep -q "move to $COPY3 abandoned by a restart" "$WORK/blkbackd.log" ||
+	fail "the journal does not say the copy was abandoned"
+# The guest goes on, on its own image.
+sleep 0.3
+numbered_stop
+
+# Where the disk is: on its image, unmarked.
+daemon_has_open "$SRC" || fail "the daemon does not have $SRC open"
+for f in "$COPY1" "$COPY2"; do
+	daemon_has_open "$f" && fail "the daemon still has $f open"
+done
+[ -z "$(moved_to "$SRC")" ] || fail "$SRC is marked: '$(moved_to "$SRC")'"
 
 # The first copy holds exactly the writes of its last pause; the source
 # all of them.
