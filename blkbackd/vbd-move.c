@@ -612,52 +612,39 @@ static void switch_hook(void *arg, struct vbd *v)
 			m->dest);
 }
 
-/* A copy's last pause ran: DEST is finished. */
-static void copied(struct vbd_move *m, struct vbd *v, const struct vbd_pause *p)
+/*
+ * The last pause ran: the guest is on DEST, or (a copy) DEST is finished
+ * and the guest on its image.
+ */
+static void last_pause_ran(struct vbd_move *m, struct vbd *v,
+			   const struct vbd_pause *p)
 {
+	const char *done = m->copy ? "copied" : "moved";
+	char total[64] = "";
+
 	pthread_mutex_lock(&m->lock);
-	m->phase = VBD_MOVE_COPIED;
+	m->phase = m->copy ? VBD_MOVE_COPIED : VBD_MOVE_SWITCHED;
 	m->pause = *p;
 	pthread_mutex_unlock(&m->lock);
+	if (m->copy)
+		snprintf(total, sizeof(total), "; %.1f MiB copied in all",
+			 (double)m->copied / (1 << 20));
 	if (p->resumed_ns)
 		vbd_log(v, LOG_NOTICE, 0,
-			"copied %s to %s: the guest paused %.2f ms for its "
-			"end (%.2f draining its I/O in flight, %.2f copying "
-			"the rest, %.2f resuming); %.1f MiB copied in all",
-			m->source, m->dest,
+			"%s %s to %s: the guest paused %.2f ms for the "
+			"%s (%.2f draining its I/O in flight, %.2f "
+			"copying the rest, %.2f resuming on %s)%s",
+			done, m->source, m->dest,
 			ms_between(p->stopped_ns, p->resumed_ns),
+			m->copy ? "last pause" : "switch",
 			ms_between(p->stopped_ns, p->drained_ns),
 			ms_between(p->drained_ns, p->acted_ns),
 			ms_between(p->acted_ns, p->resumed_ns),
-			(double)m->copied / (1 << 20));
+			m->copy ? m->source : m->dest, total);
 	else
 		vbd_log(v, LOG_NOTICE, 0,
-			"copied %s to %s; the guest detached meanwhile",
-			m->source, m->dest);
-	tell_thread(m, TOLD_SWITCHED);
-}
-
-static void switched(struct vbd_move *m, struct vbd *v,
-		     const struct vbd_pause *p)
-{
-	pthread_mutex_lock(&m->lock);
-	m->phase = VBD_MOVE_SWITCHED;
-	m->pause = *p;
-	pthread_mutex_unlock(&m->lock);
-	if (p->resumed_ns)
-		vbd_log(v, LOG_NOTICE, 0,
-			"moved %s to %s: the guest paused %.2f ms for the "
-			"switch (%.2f draining its I/O in flight, %.2f "
-			"copying the rest, %.2f resuming on %s)",
-			m->source, m->dest,
-			ms_between(p->stopped_ns, p->resumed_ns),
-			ms_between(p->stopped_ns, p->drained_ns),
-			ms_between(p->drained_ns, p->acted_ns),
-			ms_between(p->acted_ns, p->resumed_ns), m->dest);
-	else
-		vbd_log(v, LOG_NOTICE, 0,
-			"moved %s to %s; the guest detached meanwhile",
-			m->source, m->dest);
+			"%s %s to %s; the guest detached meanwhile%s", done,
+			m->source, m->dest, total);
 	if (m->mark_why[0])
 		vbd_log(v, LOG_WARNING, 0,
 			"%s is not marked as moved (%s): nothing keeps it from "
@@ -673,12 +660,8 @@ static void switch_done(void *arg, struct vbd *v, int ret, const char *why,
 	struct vbd_move *m = arg;
 	char msg[VBD_WHY_MAX + 64];
 
-	if (ret == 0 && m->copy) {
-		copied(m, v, p);
-		return;
-	}
 	if (ret == 0) {
-		switched(m, v, p);
+		last_pause_ran(m, v, p);
 		return;
 	}
 	/* Not run: nothing was taken off the map; try again later. */
