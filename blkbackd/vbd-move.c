@@ -987,10 +987,14 @@ static int start_thread(struct vbd_move *m)
 	return 0;
 }
 
-/* Start a move or, with @copy, a copy of @domid/@devid (vbd-move.h). */
+/*
+ * Start a move of @domid/@devid that tells @started, or a copy (@copied
+ * given) that tells @copied (vbd-move.h).
+ */
 static int start(struct daemon *d, uint32_t domid, uint32_t devid,
-		 const char *dest, uint64_t bw, bool copy,
-		 struct vbd_move **out, char *why, size_t why_len)
+		 const char *dest, uint64_t bw, vbd_move_started_fn *started,
+		 vbd_move_copied_fn *copied, void *arg, char *why,
+		 size_t why_len)
 {
 	struct vbd *v = vbd_find(d, ANY_ROOT, domid, devid);
 	struct vbd_move *m;
@@ -1003,7 +1007,7 @@ static int start(struct daemon *d, uint32_t domid, uint32_t devid,
 	ret = cannot_move(v, dest, why, why_len);
 	if (ret < 0)
 		return ret;
-	m = move_new(v, dest, bw, copy);
+	m = move_new(v, dest, bw, copied != NULL);
 	if (!m) {
 		snprintf(why, why_len, "%s: out of memory", v->name);
 		return -ENOMEM;
@@ -1017,7 +1021,9 @@ static int start(struct daemon *d, uint32_t domid, uint32_t devid,
 	}
 	move_free(v->move); /* the last one's, ended */
 	v->move = m;
-	*out = m;
+	m->started = started;
+	m->copied_fn = copied;
+	m->started_arg = arg;
 	return 0;
 }
 
@@ -1025,28 +1031,15 @@ int vbd_move_start(struct daemon *d, uint32_t domid, uint32_t devid,
 		   const char *dest, uint64_t bw, vbd_move_started_fn *started,
 		   void *arg, char *why, size_t why_len)
 {
-	struct vbd_move *m;
-	int ret = start(d, domid, devid, dest, bw, false, &m, why, why_len);
-
-	if (ret == 0) {
-		m->started = started;
-		m->started_arg = arg;
-	}
-	return ret;
+	return start(d, domid, devid, dest, bw, started, NULL, arg, why,
+		     why_len);
 }
 
 int vbd_move_copy(struct daemon *d, uint32_t domid, uint32_t devid,
 		  const char *dest, uint64_t bw, vbd_move_copied_fn *done,
 		  void *arg, char *why, size_t why_len)
 {
-	struct vbd_move *m;
-	int ret = start(d, domid, devid, dest, bw, true, &m, why, why_len);
-
-	if (ret == 0) {
-		m->copied_fn = done;
-		m->started_arg = arg;
-	}
-	return ret;
+	return start(d, domid, devid, dest, bw, NULL, done, arg, why, why_len);
 }
 
 int vbd_move_cancel(struct daemon *d, uint32_t domid, uint32_t devid, char *why,
