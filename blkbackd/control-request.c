@@ -117,13 +117,14 @@ static const struct {
 	{ "snapshot", CONTROL_SNAPSHOT, 2, 2 },
 	{ "move", CONTROL_MOVE, 2, 3 },
 	{ "move-cancel", CONTROL_MOVE_CANCEL, 1, 1 },
+	{ "snapshot-copy", CONTROL_SNAPSHOT_COPY, 2, 3 },
 };
 
 #define UNKNOWN                                                           \
 	"unknown request (list, stats [DOMID/DEVID], log-level [LEVEL], " \
 	"resize [DOMID/DEVID], reload, limit DOMID/DEVID [IOPS BPS], "    \
 	"snapshot DOMID/DEVID DEST, move DOMID/DEVID DEST [BPS], "        \
-	"move-cancel DOMID/DEVID)"
+	"move-cancel DOMID/DEVID, snapshot-copy DOMID/DEVID DEST [BPS])"
 
 /* The arguments of a known command, @ws->n - 1 of them, in range. */
 static int arguments(const struct words *ws, struct control_request *req,
@@ -155,6 +156,7 @@ static int arguments(const struct words *ws, struct control_request *req,
 		memcpy(req->dest, ws->w[2], ws->len[2] + 1);
 		return device(ws->w[1], req, why, why_len);
 	case CONTROL_MOVE:
+	case CONTROL_SNAPSHOT_COPY:
 		memcpy(req->dest, ws->w[2], ws->len[2] + 1);
 		if (args == 3 && blk_parse_u64(ws->w[3], UINT64_MAX, &req->bw))
 			return refuse(why, why_len,
@@ -183,7 +185,8 @@ int control_request_parse(const char *line, size_t len,
 	for (unsigned int i = 0; i < ws.n; i++)
 		if (ws.len[i] >= WORD_MAX &&
 		    !(i == 2 && (strcmp(ws.w[0], "snapshot") == 0 ||
-				 strcmp(ws.w[0], "move") == 0)))
+				 strcmp(ws.w[0], "move") == 0 ||
+				 strcmp(ws.w[0], "snapshot-copy") == 0)))
 			return refuse(why, why_len, "a word too long");
 	for (size_t i = 0; ws.n && i < sizeof(commands) / sizeof(commands[0]);
 	     i++) {

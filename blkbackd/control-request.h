@@ -20,6 +20,8 @@
  *                             BPS: a number, bytes a second (0: the
  *                             default rate)
  *   move-cancel DOMID/DEVID
+ *   snapshot-copy DOMID/DEVID DEST [BPS]
+ *                             as move's: a copy that does not switch
  */
 #ifndef BLKBACKD_CONTROL_REQUEST_H
 #define BLKBACKD_CONTROL_REQUEST_H
@@ -49,6 +51,7 @@ enum control_op {
 	CONTROL_SNAPSHOT,
 	CONTROL_MOVE,
 	CONTROL_MOVE_CANCEL,
+	CONTROL_SNAPSHOT_COPY,
 };
 
 /* One limit of "limit D/V IOPS BPS": a number, or keep the one in force. */
@@ -65,7 +68,7 @@ struct control_request {
 	bool set_limits; /* limit: iops and bps given */
 	struct control_limit_arg iops, bps;
 	char dest[CONTROL_DEST_MAX]; /* snapshot, move: where the copy goes */
-	uint64_t bw; /* move: its rate limit; 0: the default */
+	uint64_t bw; /* move, snapshot-copy: its rate limit; 0: the default */
 };
 
 /*

@@ -158,6 +158,7 @@ static json_object *move_of(const struct vbd_move_info *m)
 	json_object_object_add(o, "passes", json_object_new_uint64(m->passes));
 	json_object_object_add(o, "converging",
 			       json_object_new_boolean(m->converging));
+	json_object_object_add(o, "copy", json_object_new_boolean(m->copy));
 	json_object_object_add(
 		o, "why", m->why[0] ? json_object_new_string(m->why) : NULL);
 	add_pause(o, &m->pause);
@@ -614,10 +615,9 @@ static struct control_later *keep_later(const struct control_later *later)
 	return mine;
 }
 
-/* A snapshot ended: its answer goes to the client that asked for it. */
-static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
+/* A snapshot's answer: DEST and the pause, or why it was not taken. */
+static json_object *snapshot_reply(const struct vbd_snapshot_result *r)
 {
-	struct control_later *later = arg;
 	const struct vbd_pause *p = &r->pause;
 	json_object *o;
 	char msg[768];
@@ -635,7 +635,13 @@ static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 		add_pause(o, p);
 		json_object_object_add(o, "monotonic_ns", monotonic(p));
 	}
-	answer_later(later, o);
+	return o;
+}
+
+/* A snapshot ended: its answer goes to the client that asked for it. */
+static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
+{
+	answer_later(arg, snapshot_reply(r));
 }
 
 /*
@@ -659,6 +665,47 @@ static json_object *snapshot(struct daemon *d, const struct control_request *r,
 		return error_reply("out of memory");
 	ret = vbd_snapshot(d, r->domid, r->devid, r->dest, snapshot_taken, mine,
 			   why, sizeof(why));
+	if (ret < 0) {
+		free(mine);
+		return error_reply(why);
+	}
+	later->deferred = true;
+	return NULL;
+}
+
+/* A snapshot-copy ended: a snapshot's answer, and the bytes copied. */
+static void snapshot_copied(void *arg, const struct vbd_snapshot_result *r,
+			    uint64_t copied)
+{
+	json_object *o = snapshot_reply(r);
+
+	if (r->ret == 0)
+		json_object_object_add(o, "copied_bytes",
+				       json_object_new_uint64(copied));
+	answer_later(arg, o);
+}
+
+/*
+ * "snapshot-copy DOMID/DEVID DEST [BPS]": answered once DEST is finished,
+ * or at once when it cannot begin; NULL when it began.
+ */
+static json_object *snapshot_copy(struct daemon *d,
+				  const struct control_request *r,
+				  struct control_later *later)
+{
+	struct control_later *mine;
+	char why[640];
+	int ret;
+
+	if (!later->privileged)
+		return error_reply("permission denied: a copy writes a new "
+				   "image as the daemon, so only root (or the "
+				   "daemon's own user) may ask for one");
+	mine = keep_later(later);
+	if (!mine)
+		return error_reply("out of memory");
+	ret = vbd_move_copy(d, r->domid, r->devid, r->dest, r->bw,
+			    snapshot_copied, mine, why, sizeof(why));
 	if (ret < 0) {
 		free(mine);
 		return error_reply(why);
@@ -754,6 +801,8 @@ static json_object *answer(struct daemon *d, const char *line, size_t len,
 		return move(d, &r, later);
 	case CONTROL_MOVE_CANCEL:
 		return move_cancel(d, &r, later);
+	case CONTROL_SNAPSHOT_COPY:
+		return snapshot_copy(d, &r, later);
 	case CONTROL_LIST:
 	case CONTROL_STATS:
 		break;

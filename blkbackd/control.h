@@ -31,6 +31,13 @@
  *                        device's "move" in list and stats
  *   move-cancel DOMID/DEVID
  *                        stop it before it switched: DEST is removed
+ *                        (a snapshot-copy's too, before it finished)
+ *   snapshot-copy DOMID/DEVID DEST [BPS]
+ *                        a copy of the running disk at DEST as a move
+ *                        makes it, without the switch (vbd_move_copy()),
+ *                        answered once finished as snapshot is, with
+ *                        copied_bytes too; meanwhile it is the device's
+ *                        "move" (copy: true)
  *
  * DOMID and DEVID are numbers: blkbackctl turns names into them. An error
  * is {"error": "..."}, with "bad_request": true when the request itself

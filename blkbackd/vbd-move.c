@@ -56,7 +56,8 @@ struct vbd_move {
 	pthread_t thread;
 	bool thread_live; /* created and not joined */
 	vbd_move_started_fn *started; /* NULL once called */
-	void *started_arg;
+	vbd_move_copied_fn *copied_fn; /* a copy's; NULL once called */
+	void *started_arg; /* for either */
 	bool tracking; /* the rings have the map */
 	bool detaching; /* a pause to drop the map is under way */
 	bool ended; /* ASK_END was handled: the thread is joined */
@@ -70,6 +71,7 @@ struct vbd_move {
 	struct blk_image *src; /* &v->image: its fd stays while we run */
 	uint32_t domid, devid;
 	uint64_t bw;
+	bool copy; /* never switches (vbd-move.h) */
 	char source[VBD_PATH_MAX], dest[VBD_PATH_MAX];
 	const char *state_dir;
 	enum blk_cache_mode cache;
@@ -109,10 +111,12 @@ static const char *const phase_names[] = {
 	[VBD_MOVE_STARTING] = "starting",
 	[VBD_MOVE_COPYING] = "copying",
 	[VBD_MOVE_SWITCHING] = "switching",
+	[VBD_MOVE_FINISHING] = "finishing",
 	[VBD_MOVE_SWITCHED] = "switched",
 	[VBD_MOVE_CANCELLING] = "cancelling",
 	[VBD_MOVE_CANCELLED] = "cancelled",
 	[VBD_MOVE_FAILED] = "failed",
+	[VBD_MOVE_COPIED] = "copied",
 };
 
 const char *vbd_move_phase_name(enum vbd_move_phase phase)
@@ -123,7 +127,13 @@ const char *vbd_move_phase_name(enum vbd_move_phase phase)
 static bool phase_final(enum vbd_move_phase phase)
 {
 	return phase == VBD_MOVE_SWITCHED || phase == VBD_MOVE_CANCELLED ||
-	       phase == VBD_MOVE_FAILED;
+	       phase == VBD_MOVE_FAILED || phase == VBD_MOVE_COPIED;
+}
+
+/* "move" or "copy", for the journal. */
+static const char *kind(const struct vbd_move *m)
+{
+	return m->copy ? "copy" : "move";
 }
 
 /* ---- the copier thread ---- */
@@ -418,9 +428,12 @@ static void *copier(void *arg)
 	struct vbd_move *m = arg;
 	enum told told = copy_until_switched(m);
 
-	if (told == TOLD_SWITCHED)
+	if (told == TOLD_SWITCHED && m->copy) {
+		blk_image_close(&m->dst); /* finished: flushed in the pause */
+		m->dst_open = false;
+	} else if (told == TOLD_SWITCHED) {
 		blk_image_close(&m->old); /* RBD: may block */
-	else
+	} else
 		abandon(m);
 	pthread_mutex_lock(&m->lock);
 	m->ask = ASK_END;
@@ -449,6 +462,9 @@ static int switch_act(void *arg, char *why, size_t why_len)
 			 strerror(-ret));
 		return ret;
 	}
+	/* A copy is finished: the device stays on its image, unmarked. */
+	if (m->copy)
+		return 0;
 	ret = record(m, MOVE_SWITCHED);
 	if (ret < 0) {
 		snprintf(why, why_len, "%s", m->why);
@@ -556,9 +572,10 @@ static void track_done(void *arg, struct vbd *v, int ret, const char *why,
 	pthread_mutex_unlock(&m->lock);
 	if (m->phase == VBD_MOVE_COPYING) {
 		vbd_log(v, LOG_NOTICE, 0,
-			"moving %s to %s at up to %.1f MiB/s: the guest's "
+			"%s %s to %s at up to %.1f MiB/s: the guest's "
 			"writes are tracked in chunks of %" PRIu32 " KiB",
-			m->source, m->dest, (double)m->bw / (1 << 20),
+			m->copy ? "copying" : "moving", m->source, m->dest,
+			(double)m->bw / (1 << 20),
 			blk_dirty_chunk(m->map) / 1024);
 		tell_started(m, 0, "");
 	}
@@ -576,6 +593,10 @@ static void switch_hook(void *arg, struct vbd *v)
 {
 	struct vbd_move *m = arg;
 
+	if (m->copy) {
+		set_dirty(v, NULL);
+		return;
+	}
 	m->old = v->image;
 	v->image = m->dst;
 	m->dst_open = false;
@@ -591,27 +612,39 @@ static void switch_hook(void *arg, struct vbd *v)
 			m->dest);
 }
 
-static void switched(struct vbd_move *m, struct vbd *v,
-		     const struct vbd_pause *p)
+/*
+ * The last pause ran: the guest is on DEST, or (a copy) DEST is finished
+ * and the guest on its image.
+ */
+static void last_pause_ran(struct vbd_move *m, struct vbd *v,
+			   const struct vbd_pause *p)
 {
+	const char *done = m->copy ? "copied" : "moved";
+	char total[64] = "";
+
 	pthread_mutex_lock(&m->lock);
-	m->phase = VBD_MOVE_SWITCHED;
+	m->phase = m->copy ? VBD_MOVE_COPIED : VBD_MOVE_SWITCHED;
 	m->pause = *p;
 	pthread_mutex_unlock(&m->lock);
+	if (m->copy)
+		snprintf(total, sizeof(total), "; %.1f MiB copied in all",
+			 (double)m->copied / (1 << 20));
 	if (p->resumed_ns)
 		vbd_log(v, LOG_NOTICE, 0,
-			"moved %s to %s: the guest paused %.2f ms for the "
-			"switch (%.2f draining its I/O in flight, %.2f "
-			"copying the rest, %.2f resuming on %s)",
-			m->source, m->dest,
+			"%s %s to %s: the guest paused %.2f ms for the "
+			"%s (%.2f draining its I/O in flight, %.2f "
+			"copying the rest, %.2f resuming on %s)%s",
+			done, m->source, m->dest,
 			ms_between(p->stopped_ns, p->resumed_ns),
+			m->copy ? "last pause" : "switch",
 			ms_between(p->stopped_ns, p->drained_ns),
 			ms_between(p->drained_ns, p->acted_ns),
-			ms_between(p->acted_ns, p->resumed_ns), m->dest);
+			ms_between(p->acted_ns, p->resumed_ns),
+			m->copy ? m->source : m->dest, total);
 	else
 		vbd_log(v, LOG_NOTICE, 0,
-			"moved %s to %s; the guest detached meanwhile",
-			m->source, m->dest);
+			"%s %s to %s; the guest detached meanwhile%s", done,
+			m->source, m->dest, total);
 	if (m->mark_why[0])
 		vbd_log(v, LOG_WARNING, 0,
 			"%s is not marked as moved (%s): nothing keeps it from "
@@ -628,21 +661,23 @@ static void switch_done(void *arg, struct vbd *v, int ret, const char *why,
 	char msg[VBD_WHY_MAX + 64];
 
 	if (ret == 0) {
-		switched(m, v, p);
+		last_pause_ran(m, v, p);
 		return;
 	}
 	/* Not run: nothing was taken off the map; try again later. */
 	if ((ret == -ETIMEDOUT || ret == -EBUSY) &&
 	    ++m->switch_tries < SWITCH_TRIES) {
 		vbd_log(v, LOG_WARNING, -ret,
-			"move to %s: the switch did not happen (%s); copying "
+			"%s to %s: the %s did not happen (%s); copying "
 			"on, and trying again",
-			m->dest, why);
+			kind(m), m->dest, m->copy ? "last pause" : "switch",
+			why);
 		set_phase(m, VBD_MOVE_COPYING);
 		tell_thread(m, TOLD_GO);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "the switch failed: %s", why);
+	snprintf(msg, sizeof(msg), "the %s failed: %s",
+		 m->copy ? "last pause" : "switch", why);
 	stop_thread(m, ret, msg, false);
 	tell_thread(m, TOLD_STOP);
 }
@@ -657,7 +692,7 @@ static void start_switch(struct vbd_move *m, struct vbd *v)
 	struct vbd_why no;
 	int ret;
 
-	set_phase(m, VBD_MOVE_SWITCHING);
+	set_phase(m, m->copy ? VBD_MOVE_FINISHING : VBD_MOVE_SWITCHING);
 	ret = vbd_quiesce(v, &req, &no);
 	if (ret < 0)
 		switch_done(m, v, ret, no.msg, &(struct vbd_pause){ 0 });
@@ -705,39 +740,67 @@ static void untrack(struct vbd_move *m, struct vbd *v)
 
 static void report_end(struct vbd_move *m, struct vbd *v)
 {
-	if (m->phase == VBD_MOVE_SWITCHED)
-		return; /* said when it switched */
+	if (m->phase == VBD_MOVE_SWITCHED || m->phase == VBD_MOVE_COPIED)
+		return; /* said when it switched, or copied */
 	if (m->ret) {
 		m->phase = VBD_MOVE_FAILED;
+		/* Not made (it existed, say): not removed either. */
 		vbd_log(v, LOG_WARNING, -m->ret,
-			"move to %s failed: %s; the guest stays on %s, %s "
-			"removed",
-			m->dest, m->why, m->source, m->dest);
+			"%s to %s failed: %s; the guest stays on %s%s%s",
+			kind(m), m->dest, m->why, m->source,
+			m->created ? ", removed " : "",
+			m->created ? m->dest : "");
 	} else {
 		m->phase = VBD_MOVE_CANCELLED;
 		vbd_log(v, LOG_NOTICE, 0,
-			"move to %s cancelled after %u passes; the guest stays "
+			"%s to %s cancelled after %u passes; the guest stays "
 			"on %s, %s removed",
-			m->dest, m->passes, m->source, m->dest);
+			kind(m), m->dest, m->passes, m->source, m->dest);
 	}
+}
+
+/* A copy's answer about @v: @ret 0 once copied, else why not. */
+static void tell_copied(struct vbd_move *m, const struct vbd *v, int ret,
+			const char *why)
+{
+	vbd_move_copied_fn *fn = m->copied_fn;
+	const struct vbd_snapshot_result r = { .ret = ret,
+					       .why = ret ? why : "",
+					       .name = v->name,
+					       .dest = m->dest,
+					       .pause = m->pause };
+
+	m->copied_fn = NULL;
+	if (fn)
+		fn(m->started_arg, &r, m->copied);
 }
 
 /* The thread ended: join it. */
 static void thread_ended(struct vbd_move *m, struct vbd *v)
 {
+	int ret;
+
 	pthread_join(m->thread, NULL);
 	m->thread_live = false;
 	m->ended = true;
 	pthread_mutex_lock(&m->lock);
 	report_end(m, v);
 	pthread_mutex_unlock(&m->lock);
-	/* Not switched: the record no longer names DEST (a file's I/O). */
+	/* Not switched: the record no longer names DEST (a file's I/O); a
+	 * finished copy's is gone before it is answered. */
 	if (m->phase != VBD_MOVE_SWITCHED)
 		vbd_move_record_rest(v);
-	tell_started(m, m->ret ? m->ret : -ECANCELED,
-		     m->ret ? m->why : "cancelled");
+	ret = m->ret ? m->ret : -ECANCELED;
+	tell_started(m, ret, m->ret ? m->why : "cancelled");
+	tell_copied(m, v, m->phase == VBD_MOVE_COPIED ? 0 : ret,
+		    m->ret ? m->why : "cancelled");
 	free(m->buf);
 	m->buf = NULL;
+	/* No ring has the map any more (switched, copied): drop it now. */
+	if (!m->tracking) {
+		blk_dirty_free(m->map);
+		m->map = NULL;
+	}
 }
 
 /* Say each pass once, and once that it does not converge. */
@@ -878,7 +941,8 @@ static void move_free(struct vbd_move *m)
 	free(m);
 }
 
-static struct vbd_move *move_new(struct vbd *v, const char *dest, uint64_t bw)
+static struct vbd_move *move_new(struct vbd *v, const char *dest, uint64_t bw,
+				 bool copy)
 {
 	struct vbd_move *m = calloc(1, sizeof(*m));
 	pthread_condattr_t ca;
@@ -895,6 +959,7 @@ static struct vbd_move *move_new(struct vbd *v, const char *dest, uint64_t bw)
 	m->domid = v->fe_domid;
 	m->devid = v->devid;
 	m->bw = bw ? bw : VBD_MOVE_DEFAULT_BW;
+	m->copy = copy;
 	m->state_dir = v->d->opts.state_dir;
 	m->cache = v->d->opts.cache;
 	m->total = v->image.sectors * BLKIF_SECTOR_SIZE;
@@ -922,9 +987,14 @@ static int start_thread(struct vbd_move *m)
 	return 0;
 }
 
-int vbd_move_start(struct daemon *d, uint32_t domid, uint32_t devid,
-		   const char *dest, uint64_t bw, vbd_move_started_fn *started,
-		   void *arg, char *why, size_t why_len)
+/*
+ * Start a move of @domid/@devid that tells @started, or a copy (@copied
+ * given) that tells @copied (vbd-move.h).
+ */
+static int start(struct daemon *d, uint32_t domid, uint32_t devid,
+		 const char *dest, uint64_t bw, vbd_move_started_fn *started,
+		 vbd_move_copied_fn *copied, void *arg, char *why,
+		 size_t why_len)
 {
 	struct vbd *v = vbd_find(d, ANY_ROOT, domid, devid);
 	struct vbd_move *m;
@@ -937,7 +1007,7 @@ int vbd_move_start(struct daemon *d, uint32_t domid, uint32_t devid,
 	ret = cannot_move(v, dest, why, why_len);
 	if (ret < 0)
 		return ret;
-	m = move_new(v, dest, bw);
+	m = move_new(v, dest, bw, copied != NULL);
 	if (!m) {
 		snprintf(why, why_len, "%s: out of memory", v->name);
 		return -ENOMEM;
@@ -952,8 +1022,24 @@ int vbd_move_start(struct daemon *d, uint32_t domid, uint32_t devid,
 	move_free(v->move); /* the last one's, ended */
 	v->move = m;
 	m->started = started;
+	m->copied_fn = copied;
 	m->started_arg = arg;
 	return 0;
+}
+
+int vbd_move_start(struct daemon *d, uint32_t domid, uint32_t devid,
+		   const char *dest, uint64_t bw, vbd_move_started_fn *started,
+		   void *arg, char *why, size_t why_len)
+{
+	return start(d, domid, devid, dest, bw, started, NULL, arg, why,
+		     why_len);
+}
+
+int vbd_move_copy(struct daemon *d, uint32_t domid, uint32_t devid,
+		  const char *dest, uint64_t bw, vbd_move_copied_fn *done,
+		  void *arg, char *why, size_t why_len)
+{
+	return start(d, domid, devid, dest, bw, NULL, done, arg, why, why_len);
 }
 
 int vbd_move_cancel(struct daemon *d, uint32_t domid, uint32_t devid, char *why,
@@ -977,11 +1063,12 @@ int vbd_move_cancel(struct daemon *d, uint32_t domid, uint32_t devid, char *why,
 			 v->name);
 		return -ENOENT;
 	}
-	if (phase == VBD_MOVE_SWITCHING) {
+	if (phase == VBD_MOVE_SWITCHING || phase == VBD_MOVE_FINISHING) {
 		snprintf(why, why_len,
-			 "%s: it is switching to %s this instant: the move "
-			 "ends in a moment",
-			 v->name, m->dest);
+			 "%s: its %s to %s is %s this instant: it ends in a "
+			 "moment",
+			 v->name, kind(m), m->dest,
+			 m->copy ? "finishing" : "switching");
 		return -EBUSY;
 	}
 	vbd_log(v, LOG_NOTICE, 0, "move to %s: cancel asked", m->dest);
@@ -990,7 +1077,7 @@ int vbd_move_cancel(struct daemon *d, uint32_t domid, uint32_t devid, char *why,
 }
 
 /* Stop @m's thread (it cleans up as @detached says) and free @m. */
-static void move_stop(struct vbd_move *m, bool detached)
+static void move_stop(struct vbd_move *m, struct vbd *v, bool detached)
 {
 	if (m->thread_live) {
 		stop_thread(m, 0, "", !detached);
@@ -1005,6 +1092,12 @@ static void move_stop(struct vbd_move *m, bool detached)
 		m->thread_live = false;
 	}
 	tell_started(m, -ECANCELED, "the device closed");
+	/* A copy finished, its end not run yet: its record goes now, or the
+	 * next daemon would remove the finished DEST. */
+	if (m->phase == VBD_MOVE_COPIED && !m->ended && !detached)
+		vbd_move_record_rest(v);
+	tell_copied(m, v, m->phase == VBD_MOVE_COPIED ? 0 : -ECANCELED,
+		    "the device closed");
 	/* Its rings are closed: no one marks the map any more. */
 	move_free(m);
 }
@@ -1016,7 +1109,7 @@ void vbd_move_end(struct vbd *v, bool detached)
 	int ret;
 
 	if (v->move)
-		move_stop(v->move, detached);
+		move_stop(v->move, v, detached);
 	v->move = NULL;
 	/*
 	 * The disk is gone: so is what a restart would need to find it, this
@@ -1052,6 +1145,7 @@ void vbd_move_info(struct vbd *v, struct vbd_move_info *out)
 	out->rate = m->pass_rate;
 	out->passes = m->passes;
 	out->converging = m->converging;
+	out->copy = m->copy;
 	out->pause = m->pause;
 	out->why = m->ret ? m->why : "";
 	pthread_mutex_unlock(&m->lock);

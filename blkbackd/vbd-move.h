@@ -26,6 +26,17 @@
  * one (vbd-move-resume.c). After it DEST is, and the record says so until
  * the device is detached; the disk may move on from there.
  *
+ * A copy (vbd_move_copy(), blkbackctl snapshot --copy) is a move that
+ * never switches: the same start, record (MOVE_COPYING), tracking and
+ * passes; its last pause's action copies the rest and flushes DEST, so
+ * that DEST is the disk as of that pause (crash-consistent), and skips
+ * the rest: it records nothing as switched, marks nothing, and its hook
+ * only drops the map, the device staying on its image. The thread then
+ * closes DEST, and the main thread sets the record as the disk at rest
+ * needs it, as after a cancel (a finished copy leaves none of its own)
+ * before it answers. Until then it ends as an unswitched move does: a
+ * cancel, failure or detach removes DEST, a restart too (MOVE_COPYING).
+ *
  * Threads: everything declared here is the main thread's. The copier
  * thread touches the device's image (its fd or RBD handle, usable from any
  * thread), DEST, the map and its own state under its lock, never the
@@ -82,6 +93,23 @@ typedef void vbd_move_started_fn(void *arg, int ret, const char *why);
 int vbd_move_start(struct daemon *d, uint32_t domid, uint32_t devid,
 		   const char *dest, uint64_t bw, vbd_move_started_fn *started,
 		   void *arg, char *why, size_t why_len);
+
+/*
+ * A copy ended (vbd_move_copy()): @r as a snapshot's (its pause the last
+ * one), @copied the bytes its passes and that pause copied; or @r->ret
+ * -errno, DEST removed. Main thread; once per copy.
+ */
+typedef void vbd_move_copied_fn(void *arg, const struct vbd_snapshot_result *r,
+				uint64_t copied);
+
+/*
+ * Copy the image of @domid/@devid to @dest as vbd_move_start() would move
+ * it, but without switching (above). 0: @done is called once it ended;
+ * else -errno and why in @why, for the same refusals.
+ */
+int vbd_move_copy(struct daemon *d, uint32_t domid, uint32_t devid,
+		  const char *dest, uint64_t bw, vbd_move_copied_fn *done,
+		  void *arg, char *why, size_t why_len);
 
 /*
  * Cancel the move of @domid/@devid: DEST goes, the guest stays on its

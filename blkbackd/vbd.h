@@ -207,10 +207,12 @@ enum vbd_move_phase {
 	VBD_MOVE_STARTING, /* creating DEST, then tracking the writes */
 	VBD_MOVE_COPYING, /* passes over what is dirty */
 	VBD_MOVE_SWITCHING, /* paused: the rest copied, the image swapped */
+	VBD_MOVE_FINISHING, /* a copy paused: the rest copied, DEST flushed */
 	VBD_MOVE_SWITCHED, /* ended: the guest is on DEST */
 	VBD_MOVE_CANCELLING, /* DEST removed, tracking stopped */
 	VBD_MOVE_CANCELLED, /* ended: the guest is on its source */
 	VBD_MOVE_FAILED, /* ended: the guest is on its source; see why */
+	VBD_MOVE_COPIED, /* a copy ended: DEST is the disk as of its pause */
 };
 
 /* Its name in the JSON and the journal: "copying", "switched", ... */
@@ -228,7 +230,8 @@ struct vbd_move_info {
 	uint64_t rate; /* its last pass's rate, bytes per second; 0: none */
 	unsigned int passes; /* ended */
 	bool converging; /* false: dirty stopped shrinking */
-	/* The switch's pause (VBD_MOVE_SWITCHED; else all 0). */
+	bool copy; /* a snapshot --copy: it never switches */
+	/* The switch's pause (VBD_MOVE_SWITCHED, _COPIED; else all 0). */
 	struct vbd_pause pause;
 };
 

@@ -62,9 +62,9 @@ static int cannot_share(int fd, int err, char *why, size_t len)
 			    "between "
 			    "files (FICLONE: %s): keep images to snapshot on "
 			    "XFS "
-			    "made with reflink=1 (the default) or btrfs; a "
-			    "copying "
-			    "snapshot (--copy) is not implemented yet",
+			    "made with reflink=1 (the default) or btrfs, or "
+			    "copy it while the guest runs (blkbackctl "
+			    "snapshot --copy)",
 			    name, strerror(-err));
 }
 

@@ -55,6 +55,11 @@ usage_error move 1/xvda "$WORK/m.img" --bw 5X
 usage_error move 1/xvda "/srv/a b.img"
 usage_error stats --wait
 usage_error snapshot --bw 5M 1/xvda "$WORK/s.img"
+usage_error snapshot --copy 1/xvda
+usage_error snapshot --copy 1/xvda "/srv/a b.img"
+usage_error snapshot --copy --bw 5X 1/xvda "$WORK/s.img"
+usage_error move --copy 1/xvda "$WORK/m.img"
+usage_error stats --copy
 usage_error frobnicate
 usage_error --json --textfile "$WORK/m.prom" metrics
 usage_error --timeout 5 stats

@@ -49,6 +49,8 @@ expect "1/51712 7/51728 " --socket "$SOCKET" limit --iops 5 ""
 expect "1/51712 7/51728 " --socket "$SOCKET" snapshot ""
 expect "1/51712 7/51728 " --socket "$SOCKET" move --bw 5M ""
 expect "--wait " --wa
+expect "--copy " --cop
+expect "1/51712 7/51728 " --socket "$SOCKET" snapshot --copy --bw 5M ""
 expect "1 7 " --socket "$SOCKET" detach ""
 expect "51728 " --socket "$SOCKET" detach 7 ""
 expect "51728 " --socket "$SOCKET" detach "$(xs_read /local/domain/7/name)" ""

@@ -102,3 +102,18 @@ move_under_writer() {
 	sleep 0.5
 	numbered_stop
 }
+
+# restart_killed [CMD ARGS...]: SIGKILL the daemon, run CMD (between the
+# two daemons), and start another, which must resume dom 1's disk.
+restart_killed() {
+	rk_before=$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")
+	stop_daemon KILL
+	"$@"
+	start_daemon 3>&- # not the held guest's stdin: it must see it closed
+	n=100
+	while [ "$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")" -le "$rk_before" ]; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || fail "the restarted daemon did not resume dom 1"
+		sleep 0.1
+	done
+}

@@ -211,6 +211,7 @@ INTEGRATION_TESTS = \
 	tests/store-away-ceph.sh \
 	tests/vbd-snapshot.sh \
 	tests/vbd-snapshot-refusals.sh \
+	tests/vbd-snapshot-copy.sh \
 	tests/snapshot-pause.sh
 # Live moves (blkbackctl move).
 INTEGRATION_TESTS += tests/vbd-move.sh tests/vbd-move-cancel.sh \

@@ -37,21 +37,6 @@ mark() {
 		"$1" "$2" || hard_error "cannot mark $1"
 }
 
-# restart_killed: SIGKILL the daemon and start another, which must
-# resume dom 1's disk.
-restart_killed() {
-	rk_before=$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")
-	stop_daemon KILL
-	"$@"
-	start_daemon 3>&- # not the held guest's stdin: it must see it closed
-	n=100
-	while [ "$(grep -c 'vbd 1/51712: connected' "$WORK/blkbackd.log")" -le "$rk_before" ]; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || fail "the restarted daemon did not resume dom 1"
-		sleep 0.1
-	done
-}
-
 # served: the image under $IMG the daemon holds open for dom 1's disk.
 served() {
 	for sv_fd in /proc/"$DAEMON_PID"/fd/*; do

@@ -43,7 +43,7 @@ numbered_start 1
 refused 1/xvda "$EXT4/s1.img" \
 	"vbd 1/51712: snapshot $EXT4/s1.img not taken: the image is on ext4" \
 	"on ext4"
-grep -q "XFS .*reflink=1.* or btrfs" "$WORK/refused.json.err" ||
+grep -q "XFS .*reflink=1.* or btrfs.*snapshot --copy" "$WORK/refused.json.err" ||
 	fail "the ext4 refusal gives no fix: $(cat "$WORK/refused.json.err")"
 [ ! -e "$EXT4/s1.img" ] || fail "a refused snapshot left $EXT4/s1.img"
 numbered_stop

@@ -125,7 +125,8 @@ static bool model(const char *line, size_t len, struct control_request *r)
 	for (size_t k = 0; k < n; k++)
 		if (w[k].len > 31 &&
 		    !(k == 2 &&
-		      (word_is(w[0], "snapshot") || word_is(w[0], "move")) &&
+		      (word_is(w[0], "snapshot") || word_is(w[0], "move") ||
+		       word_is(w[0], "snapshot-copy")) &&
 		      w[k].len < CONTROL_DEST_MAX))
 			return false;
 	if (word_is(w[0], "list") || word_is(w[0], "reload")) {
@@ -148,8 +149,9 @@ static bool model(const char *line, size_t len, struct control_request *r)
 			memcpy(r->dest, w[2].p, w[2].len);
 		return n == 3 && model_device(w[1], r);
 	}
-	if (word_is(w[0], "move")) {
-		r->op = CONTROL_MOVE;
+	if (word_is(w[0], "move") || word_is(w[0], "snapshot-copy")) {
+		r->op = word_is(w[0], "move") ? CONTROL_MOVE
+					      : CONTROL_SNAPSHOT_COPY;
 		if (n >= 3)
 			memcpy(r->dest, w[2].p, w[2].len);
 		return (n == 3 || n == 4) && model_device(w[1], r) &&
@@ -197,6 +199,7 @@ static const char *const op_names[] = {
 	[CONTROL_SNAPSHOT] = "snapshot",
 	[CONTROL_MOVE] = "move",
 	[CONTROL_MOVE_CANCEL] = "move-cancel",
+	[CONTROL_SNAPSHOT_COPY] = "snapshot-copy",
 };
 
 static void limit_text(const struct control_limit_arg *a, char *buf, size_t len)

@@ -372,6 +372,14 @@ def control_seeds():
     w("move-dest-511", b"move 5/51712 /" + b"d" * 510 + b" 1")
     w("move-cancel", b"move-cancel 5/51712")
     w("move-cancel-dest", b"move-cancel 5/51712 /a")
+    w("snapshot-copy", b"snapshot-copy 5/51712 /srv/xen/copy.img")
+    w("snapshot-copy-bw", b"snapshot-copy 5/51712 /srv/xen/copy.img 52428800")
+    w("snapshot-copy-bw-unit", b"snapshot-copy 5/51712 /srv/xen/copy.img 50M")
+    w("snapshot-copy-rbd", b"snapshot-copy 5/51712 rbd:pool/copy")
+    w("snapshot-copy-no-dest", b"snapshot-copy 5/51712")
+    w("snapshot-copy-dest-511",
+      b"snapshot-copy 4294967295/4294967295 /" + b"d" * 510 +
+      b" 18446744073709551615")
 
 
 # ---- config: blkbackd.conf's bytes (tests/fuzz/config.c)

@@ -90,6 +90,7 @@ struct cli {
 	bool timeout_set; /* --timeout, for attach and detach */
 	bool json, http;
 	bool wait, cancel; /* move --wait, move --cancel */
+	bool copy; /* snapshot --copy */
 	struct top_options top; /* top --batch, --iterations, --delay */
 	bool top_opts; /* a top-only option was given */
 	struct domains ds; /* for domain names */
@@ -481,16 +482,21 @@ static void show_snapshot_taken(json_object *reply, int arg)
 	show_snapshot(reply);
 }
 
-/* snapshot DISK DEST: answered once taken (or refused). */
+/*
+ * snapshot [--copy [--bw N]] DISK DEST: answered once taken, or copied
+ * (or refused).
+ */
 static int run_snapshot(struct cli *c, char **args)
 {
 	struct disk_ref ref;
-	char dest[512], request[576];
+	char dest[512], request[640];
 	int ret = disk_of(c, args[0], &ref);
 
 	if (ret)
 		return ret;
-	ret = snapshot_dest(args[1], dest, sizeof(dest));
+	/* A copy goes where a move may: a file, or an RBD image. */
+	ret = c->copy ? move_dest(args[1], dest, sizeof(dest))
+		      : snapshot_dest(args[1], dest, sizeof(dest));
 	if (ret < 0)
 		return usage_error(c->cmd, "snapshot: '%s': %s", args[1],
 				   ret == -EINVAL ? "no blanks or control "
@@ -499,8 +505,12 @@ static int run_snapshot(struct cli *c, char **args)
 						  : "DEST is at most 511 "
 						    "bytes, made "
 						    "absolute");
-	snprintf(request, sizeof(request), "snapshot %u/%u %s", ref.domid,
-		 ref.devid, dest);
+	if (c->copy)
+		snprintf(request, sizeof(request), "snapshot-copy %u/%u %s %s",
+			 ref.domid, ref.devid, dest, c->bw[0] ? c->bw : "0");
+	else
+		snprintf(request, sizeof(request), "snapshot %u/%u %s",
+			 ref.domid, ref.devid, dest);
 	return simple_command(c, request, show_snapshot_taken, 0);
 }
 
@@ -703,9 +713,11 @@ static const struct command commands[] = {
 	  "each disk's requests and bytes per second,\nlatency, in flight and "
 	  "limits, every S\nseconds (2), N times (-b: as text lines)",
 	  run_top },
-	{ "snapshot", 2, 2, "snapshot DISK DEST",
+	{ "snapshot", 2, 2, "snapshot [--copy [--bw N]] DISK DEST",
 	  "a crash-consistent copy of a running disk:\nDEST a new file "
-	  "beside a file image\n(reflink), @NAME an RBD snapshot",
+	  "beside a file image\n(reflink), @NAME an RBD snapshot; --copy:\n"
+	  "copied while the guest runs (any\nfilesystem, or rbd:POOL/IMAGE), "
+	  "at up to\n--bw bytes a second (64M)",
 	  run_snapshot },
 	{ "move", 1, 2, "move DISK DEST [--bw N] [--wait] | move --cancel DISK",
 	  "move a running disk to a new image DEST (a\nfile's path or "
@@ -752,8 +764,10 @@ static void usage(FILE *out)
 		"on stdin/stdout\n"
 		"                       (a socket-activated service)\n"
 		"      --iops N         limit: requests per second\n"
-		"      --bw N           limit, move: bytes per second (K, M, "
-		"G: KiB, MiB, GiB)\n"
+		"      --bw N           limit, move, snapshot --copy: bytes "
+		"per second\n"
+		"                       (K, M, G: KiB, MiB, GiB)\n"
+		"      --copy           snapshot: copy while the guest runs\n"
 		"      --wait           move: until it ended\n"
 		"      --cancel         move: cancel the disk's move\n"
 		"  -r, --readonly       attach: read-only (--cdrom: as a "
@@ -797,8 +811,12 @@ static const struct command *find_command(const struct cli *c, int argc,
 		usage_error(cmd, "--textfile and --http go with metrics only");
 	else if (c->iops && cmd->run != run_limit)
 		usage_error(cmd, "--iops goes with limit only");
-	else if (c->bw[0] && cmd->run != run_limit && cmd->run != run_move)
-		usage_error(cmd, "--bw goes with limit and move only");
+	else if (c->copy && cmd->run != run_snapshot)
+		usage_error(cmd, "--copy goes with snapshot only");
+	else if (c->bw[0] && cmd->run != run_limit && cmd->run != run_move &&
+		 !c->copy)
+		usage_error(cmd, "--bw goes with limit, move and snapshot "
+				 "--copy only");
 	else if ((c->wait || c->cancel) && cmd->run != run_move)
 		usage_error(cmd, "--wait and --cancel go with move only");
 	else if (c->wait && c->cancel)
@@ -852,6 +870,7 @@ static int parse_options(struct cli *c, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "wait", no_argument, NULL, 'W' },
 		{ "cancel", no_argument, NULL, 'X' },
+		{ "copy", no_argument, NULL, 'Y' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "iterations", required_argument, NULL, 'n' },
@@ -919,6 +938,9 @@ static int parse_options(struct cli *c, int argc, char **argv)
 			break;
 		case 'X':
 			c->cancel = true;
+			break;
+		case 'Y':
+			c->copy = true;
 			break;
 		case 'b':
 			c->top.batch = c->top_opts = true;

@@ -55,6 +55,8 @@ int deadline_request_ms(const char *request)
 {
 	size_t verb = strcspn(request, " ");
 
+	if (verb == 13 && strncmp(request, "snapshot-copy", 13) == 0)
+		return DEADLINE_COPY_MS;
 	if ((verb == 8 && strncmp(request, "snapshot", 8) == 0) ||
 	    (verb == 4 && strncmp(request, "move", 4) == 0))
 		return DEADLINE_LONG_MS;

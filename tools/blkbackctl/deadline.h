@@ -36,6 +36,13 @@
 #define DEADLINE_LONG_MS (10 * 60 * 1000)
 
 /*
+ * A snapshot --copy is answered once the whole image is copied at its
+ * rate limit: an hour, a 200 GiB disk at the default 64 MiB/s. A longer
+ * one goes on in the daemon; list and stats show when it is copied.
+ */
+#define DEADLINE_COPY_MS (60 * 60 * 1000)
+
+/*
  * Read BLKBACKCTL_TIMEOUT_MS from the environment, before any deadline is
  * armed. Returns 0, or -EINVAL when it is set to anything but 1 to
  * 3600000 (milliseconds).
@@ -50,7 +57,8 @@ void deadline_text(int64_t ms, char *buf, size_t len);
 
 /*
  * How long @request (a control request line, "stats 1/51712") may take:
- * DEADLINE_LONG_MS for snapshot and move, one answer's bound otherwise.
+ * DEADLINE_LONG_MS for snapshot and move, DEADLINE_COPY_MS for
+ * snapshot-copy, one answer's bound otherwise.
  */
 int deadline_request_ms(const char *request);
 

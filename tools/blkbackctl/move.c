@@ -49,7 +49,7 @@ bool move_switched(json_object *move)
 bool move_ended(json_object *move)
 {
 	return move_switched(move) || phase_is(move, "cancelled") ||
-	       phase_is(move, "failed");
+	       phase_is(move, "failed") || phase_is(move, "copied");
 }
 
 int move_dest(const char *typed, char *out, size_t len)
@@ -68,6 +68,15 @@ int move_dest(const char *typed, char *out, size_t len)
 
 #define MIB (1024.0 * 1024.0)
 
+/* A snapshot --copy's, which never switches. */
+static bool is_copy(json_object *m)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(m, "copy", &v) &&
+	       json_object_get_boolean(v);
+}
+
 static void under_way(json_object *m, char *out, size_t len)
 {
 	double total = number(m, "total_bytes");
@@ -75,8 +84,9 @@ static void under_way(json_object *m, char *out, size_t len)
 	/* Passes copy chunks again: a share of the image, at most all. */
 	double share = total > 0 ? 100 * copied / total : 0;
 	int n = snprintf(out, len,
-			 "moving to %s: %s, %.1f of %.1f MiB copied (%.0f%%), "
+			 "%s to %s: %s, %.1f of %.1f MiB copied (%.0f%%), "
 			 "%.0f passes ended, %.1f MiB dirty",
+			 is_copy(m) ? "copying (snapshot --copy)" : "moving",
 			 text_of(m, "dest") ?: "?", text_of(m, "phase") ?: "?",
 			 copied / MIB, total / MIB, share > 100 ? 100 : share,
 			 number(m, "passes"), number(m, "dirty_bytes") / MIB);
@@ -101,9 +111,18 @@ void move_text(json_object *m, char *out, size_t len)
 
 	if (!move_ended(m)) {
 		under_way(m, out, len);
+	} else if (phase_is(m, "copied")) {
+		snprintf(out, len,
+			 "copied to %s (snapshot --copy) after %.0f pass%s, "
+			 "%.1f MiB copied; the disk stays on %s",
+			 dest, number(m, "passes"),
+			 number(m, "passes") == 1 ? "" : "es",
+			 number(m, "copied_bytes") / MIB,
+			 text_of(m, "source") ?: "?");
 	} else if (!move_switched(m)) {
-		snprintf(out, len, "move to %s %s%s%s; the disk stays on %s",
-			 dest, text_of(m, "phase"), has(m, "why") ? ": " : "",
+		snprintf(out, len, "%s to %s %s%s%s; the disk stays on %s",
+			 is_copy(m) ? "copy" : "move", dest,
+			 text_of(m, "phase"), has(m, "why") ? ": " : "",
 			 has(m, "why") ? text_of(m, "why") : "",
 			 text_of(m, "source") ?: "?");
 	} else if (!has(m, "pause_ms")) {

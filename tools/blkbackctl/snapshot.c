@@ -47,7 +47,7 @@ void show_snapshot(json_object *reply)
 		return;
 	}
 	printf("; the guest paused %.2f ms (draining %.2f, copying %.2f, "
-	       "resuming %.2f)\n",
+	       "resuming %.2f)",
 	       json_object_get_double(json_object_object_get(reply, "pause_"
 								    "ms")),
 	       json_object_get_double(json_object_object_get(reply, "draining_"
@@ -56,6 +56,13 @@ void show_snapshot(json_object *reply)
 								    "ms")),
 	       json_object_get_double(json_object_object_get(reply, "resuming_"
 								    "ms")));
+	/* snapshot --copy: what its passes and its pause copied. */
+	if (text_of(reply, "copied_bytes"))
+		printf("; %.1f MiB copied",
+		       json_object_get_double(
+			       json_object_object_get(reply, "copied_bytes")) /
+			       (1024 * 1024));
+	printf("\n");
 }
 
 static double ms_of(json_object *o, const char *key)
