@@ -3,15 +3,17 @@
  * A live move of a running guest's disk to a new image (blkbackctl move):
  *
  *   start   refused unless it can work (vbd_move_start()); then, on a
- *           thread of its own, the move is recorded (move-record.h,
- *           MOVE_COPYING) and DEST created (blk_image_create_copy())
+ *           thread of its own, DEST is created (blk_image_create_copy())
+ *           and the move recorded (move-record.h, MOVE_COPYING): in that
+ *           order, so that a restart removes only a DEST a record proves
+ *           a move made
  *   track   a pause (vbd-quiesce.h) with no action, whose hook gives
  *           every ring a dirty map with every chunk marked: from the
  *           resume on, every write the guest makes is tracked
  *   copy    the thread takes the dirty chunks pass after pass, copies
  *           them in runs of up to BLK_COPY_MAX at most @bw bytes a
  *           second, until what is dirty could be copied within
- *           VBD_MOVE_SWITCH_MS at the rate the copy itself runs
+ *           VBD_MOVE_SWITCH_MS at the rate the last pass copied
  *   switch  a pause whose action copies the rest, flushes DEST, records
  *           MOVE_SWITCHED and marks the source moved; its hook swaps the
  *           device's image for DEST's and drops the map, so that the
