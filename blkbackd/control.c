@@ -615,6 +615,42 @@ static struct control_later *keep_later(const struct control_later *later)
 	return mine;
 }
 
+/*
+ * Begin work whose answer comes later (a snapshot, a copy, a move):
+ * @begin gets the request and where its answer goes (@mine, ours until
+ * it answers). Only for a privileged client: the work writes a new image
+ * as the daemon, @what ("a move writes a new image") in the refusal. NULL
+ * when it began (@later->deferred), else the answer now.
+ */
+typedef int begin_fn(struct daemon *d, const struct control_request *r,
+		     struct control_later *mine, char *why, size_t why_len);
+
+static json_object *begin_later(struct daemon *d,
+				const struct control_request *r,
+				struct control_later *later, const char *what,
+				begin_fn *begin)
+{
+	struct control_later *mine;
+	char why[640];
+
+	if (!later->privileged) {
+		snprintf(why, sizeof(why),
+			 "permission denied: %s as the daemon, so only root "
+			 "(or the daemon's own user) may ask for one",
+			 what);
+		return error_reply(why);
+	}
+	mine = keep_later(later);
+	if (!mine)
+		return error_reply("out of memory");
+	if (begin(d, r, mine, why, sizeof(why)) < 0) {
+		free(mine);
+		return error_reply(why);
+	}
+	later->deferred = true;
+	return NULL;
+}
+
 /* A snapshot's answer: DEST and the pause, or why it was not taken. */
 static json_object *snapshot_reply(const struct vbd_snapshot_result *r)
 {
@@ -644,33 +680,12 @@ static void snapshot_taken(void *arg, const struct vbd_snapshot_result *r)
 	answer_later(arg, snapshot_reply(r));
 }
 
-/*
- * "snapshot DOMID/DEVID DEST": answered once taken, or at once when it
- * cannot begin; NULL when it began (@later->deferred).
- */
-static json_object *snapshot(struct daemon *d, const struct control_request *r,
-			     struct control_later *later)
+/* "snapshot DOMID/DEVID DEST": answered once taken (begin_later()). */
+static int begin_snapshot(struct daemon *d, const struct control_request *r,
+			  struct control_later *mine, char *why, size_t len)
 {
-	struct control_later *mine;
-	char why[640];
-	int ret;
-
-	if (!later->privileged)
-		return error_reply("permission denied: a snapshot writes a "
-				   "file "
-				   "as the daemon, so only root (or the "
-				   "daemon's own user) may ask for one");
-	mine = keep_later(later);
-	if (!mine)
-		return error_reply("out of memory");
-	ret = vbd_snapshot(d, r->domid, r->devid, r->dest, snapshot_taken, mine,
-			   why, sizeof(why));
-	if (ret < 0) {
-		free(mine);
-		return error_reply(why);
-	}
-	later->deferred = true;
-	return NULL;
+	return vbd_snapshot(d, r->domid, r->devid, r->dest, snapshot_taken,
+			    mine, why, len);
 }
 
 /* A snapshot-copy ended: a snapshot's answer, and the bytes copied. */
@@ -686,32 +701,16 @@ static void snapshot_copied(void *arg, const struct vbd_snapshot_result *r,
 }
 
 /*
- * "snapshot-copy DOMID/DEVID DEST [BPS]": answered once DEST is finished,
- * or at once when it cannot begin; NULL when it began.
+ * "snapshot-copy DOMID/DEVID DEST [BPS]": answered once DEST is finished
+ * (begin_later()).
  */
-static json_object *snapshot_copy(struct daemon *d,
-				  const struct control_request *r,
-				  struct control_later *later)
+static int begin_snapshot_copy(struct daemon *d,
+			       const struct control_request *r,
+			       struct control_later *mine, char *why,
+			       size_t len)
 {
-	struct control_later *mine;
-	char why[640];
-	int ret;
-
-	if (!later->privileged)
-		return error_reply("permission denied: a copy writes a new "
-				   "image as the daemon, so only root (or the "
-				   "daemon's own user) may ask for one");
-	mine = keep_later(later);
-	if (!mine)
-		return error_reply("out of memory");
-	ret = vbd_move_copy(d, r->domid, r->devid, r->dest, r->bw,
-			    snapshot_copied, mine, why, sizeof(why));
-	if (ret < 0) {
-		free(mine);
-		return error_reply(why);
-	}
-	later->deferred = true;
-	return NULL;
+	return vbd_move_copy(d, r->domid, r->devid, r->dest, r->bw,
+			     snapshot_copied, mine, why, len);
 }
 
 /* A move started, or could not: the answer to its requester. */
@@ -732,31 +731,14 @@ static void move_started(void *arg, int ret, const char *why)
 
 /*
  * "move DOMID/DEVID DEST [BPS]": answered once DEST exists and the
- * guest's writes are tracked, or at once when it cannot begin; NULL when
- * it began (@later->deferred). Its progress is in list and stats.
+ * guest's writes are tracked (begin_later()). Its progress is in list and
+ * stats.
  */
-static json_object *move(struct daemon *d, const struct control_request *r,
-			 struct control_later *later)
+static int begin_move(struct daemon *d, const struct control_request *r,
+		      struct control_later *mine, char *why, size_t len)
 {
-	struct control_later *mine;
-	char why[640];
-	int ret;
-
-	if (!later->privileged)
-		return error_reply("permission denied: a move writes a new "
-				   "image as the daemon, so only root (or the "
-				   "daemon's own user) may ask for one");
-	mine = keep_later(later);
-	if (!mine)
-		return error_reply("out of memory");
-	ret = vbd_move_start(d, r->domid, r->devid, r->dest, r->bw,
-			     move_started, mine, why, sizeof(why));
-	if (ret < 0) {
-		free(mine);
-		return error_reply(why);
-	}
-	later->deferred = true;
-	return NULL;
+	return vbd_move_start(d, r->domid, r->devid, r->dest, r->bw,
+			      move_started, mine, why, len);
 }
 
 /* "move-cancel DOMID/DEVID": asked; the move ends soon after. */
@@ -796,13 +778,16 @@ static json_object *answer(struct daemon *d, const char *line, size_t len,
 	case CONTROL_RESIZE:
 		return resize(d, &r);
 	case CONTROL_SNAPSHOT:
-		return snapshot(d, &r, later);
+		return begin_later(d, &r, later, "a snapshot writes a file",
+				   begin_snapshot);
 	case CONTROL_MOVE:
-		return move(d, &r, later);
+		return begin_later(d, &r, later, "a move writes a new image",
+				   begin_move);
 	case CONTROL_MOVE_CANCEL:
 		return move_cancel(d, &r, later);
 	case CONTROL_SNAPSHOT_COPY:
-		return snapshot_copy(d, &r, later);
+		return begin_later(d, &r, later, "a copy writes a new image",
+				   begin_snapshot_copy);
 	case CONTROL_LIST:
 	case CONTROL_STATS:
 		break;
