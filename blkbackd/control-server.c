@@ -303,9 +303,26 @@ static void log_refusal(struct control_server *s, const struct ucred *cred)
 
 /* ---- clients ---- */
 
+/*
+ * Close without a reset. A Unix socket closed with bytes still unread
+ * makes the peer's next read fail with ECONNRESET, and the client loses
+ * the answer it was just sent ("busy", a refusal). What it sent and no
+ * one read is read and dropped first; a client still sending after 4 KiB
+ * gets the reset it asked for.
+ */
+static void hang_up(int fd)
+{
+	char scrap[1024];
+
+	for (unsigned int n = 0; n < 4; n++)
+		if (recv(fd, scrap, sizeof(scrap), MSG_DONTWAIT) <= 0)
+			break;
+	close(fd);
+}
+
 static void drop(struct control_server *s, struct client *c)
 {
-	close(c->fd);
+	hang_up(c->fd);
 	free(c->reply);
 	*c = (struct client){ .fd = -1 };
 	s->nr_clients--;
@@ -355,7 +372,7 @@ static void admit(struct control_server *s, int fd)
 		    "of its control-group (blkbackd.conf)",
 		    false);
 		log_refusal(s, &cred);
-		close(fd);
+		hang_up(fd);
 		return;
 	}
 	c = free_slot(s, cred.pid);

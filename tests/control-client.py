@@ -2,7 +2,8 @@
 """Control-socket clients that misbehave, for the control-*.sh tests.
 
     control-client.py ask SOCKET REQUEST
-        one request, the reply printed as it came
+        one request, the reply printed as it came; a read that failed
+        (a reset) said on stderr
     control-client.py slow SOCKET REQUEST INTERVAL
         send REQUEST (a newline added) one byte every INTERVAL seconds;
         print "dropped after N bytes: REPLY" if the daemon answered or
@@ -32,7 +33,7 @@ def connect(path):
     return s
 
 
-def read_all(s):
+def read_all(s, say_reset=False):
     data = b""
     try:
         while True:
@@ -40,8 +41,10 @@ def read_all(s):
             if not chunk:
                 break
             data += chunk
-    except OSError:
-        pass
+    except OSError as e:
+        if say_reset:
+            sys.stderr.write("control-client: %s after %d bytes\n"
+                             % (e.strerror, len(data)))
     return data
 
 
@@ -59,7 +62,7 @@ def ask(path, request):
             s.sendall(request.encode() + b"\n")
         except OSError:  # answered and closed before it was sent
             pass
-        sys.stdout.write(read_all(s).decode(errors="replace"))
+        sys.stdout.write(read_all(s, True).decode(errors="replace"))
 
 
 def slow(path, request, interval):

@@ -18,10 +18,16 @@ grep -q "^dropped after [0-9]* bytes: .*no complete request line" \
 	fail_later "the slow client was not dropped: $(cat "$WORK/slow.out")"
 grep -q "sent no complete request within 1000 ms" "$WORK/blkbackd.log" ||
 	fail_later "no log line names the slow client"
-long=$(printf '%0600d' 0)
+# The refusal arrives whole and the socket ends cleanly: the daemon reads
+# away the bytes it did not take before it closes (a Unix socket
+# closed with bytes unread resets its peer, who would lose the answer).
+long=$(printf '%03000d' 0)
 $CLIENT ask "$SOCK" "stats $long" >"$WORK/long.out" 2>&1
 grep -q '"error":"a request line is at most 575 bytes","bad_request":true' \
 	"$WORK/long.out" ||
-	fail_later "a 606-byte request line: $(cat "$WORK/long.out")"
+	fail_later "a 3006-byte request line: $(cat "$WORK/long.out")"
+! grep -q "^control-client:" "$WORK/long.out" ||
+	fail_later "the refused client's socket did not end cleanly:" \
+		"$(cat "$WORK/long.out")"
 control_verdict
 finish "a client sending a byte every 0.8 s was dropped; $VERDICT"
