@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "blkbackd/move-record.h"
+#include "libblk/image.h"
 
 #define RECORD_MAGIC "blkbackd-move-record 1"
 #define RECORD_DIR "moves"
@@ -52,26 +53,12 @@ void move_record_path(const char *state_dir, uint32_t domid, uint32_t devid,
 		 domid, devid);
 }
 
-/* What a rename() or unlink() in @dir did is durable once this returns. */
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* STATE_DIR/moves, made (durably) if missing. */
 static int make_record_dir(const char *state_dir, char *dir, size_t len)
 {
 	record_dir(state_dir, dir, len);
 	if (mkdir(dir, 0700) == 0)
-		return sync_dir(state_dir);
+		return blk_sync_parent_dir(dir);
 	return errno == EEXIST ? 0 : -errno;
 }
 
@@ -153,7 +140,7 @@ int move_record_save(const char *state_dir, const struct move_record *r)
 		unlink(tmp);
 		return ret;
 	}
-	return sync_dir(dir);
+	return blk_sync_parent_dir(path);
 }
 
 /*
@@ -275,13 +262,12 @@ int move_record_load(const char *state_dir, uint32_t domid, uint32_t devid,
 
 int move_record_remove(const char *state_dir, uint32_t domid, uint32_t devid)
 {
-	char dir[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
 
 	move_record_path(state_dir, domid, devid, path, sizeof(path));
 	if (unlink(path) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	record_dir(state_dir, dir, sizeof(dir));
-	return sync_dir(dir);
+	return blk_sync_parent_dir(path);
 }
 
 /* "DOMID-DEVID" and nothing else, as move_record_path() names them. */

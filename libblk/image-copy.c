@@ -72,7 +72,7 @@ static int make_file(const char *dest, mode_t mode, uint64_t bytes, char *why,
 		ret = -errno;
 	close(fd);
 	if (ret == 0)
-		ret = image_sync_dir(dest);
+		ret = blk_sync_parent_dir(dest);
 	if (ret < 0) {
 		unlink(dest);
 		return image_refuse(why, len, ret, "cannot make %s: %s", dest,
@@ -117,7 +117,7 @@ int blk_image_remove(const char *dest, char *why, size_t why_len)
 		return image_refuse(why, why_len, -errno,
 				    "cannot remove %s: %s", dest,
 				    strerror(errno));
-	ret = image_sync_dir(dest);
+	ret = blk_sync_parent_dir(dest);
 	if (ret < 0)
 		return image_refuse(why, why_len, ret,
 				    "removed %s, but cannot sync its "

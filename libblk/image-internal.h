@@ -21,10 +21,4 @@ int image_refuse(char *why, size_t len, int err, const char *fmt, ...)
 int image_create_excl(const char *dest, mode_t mode, const char *what,
 		      char *why, size_t len);
 
-/*
- * fsync() the directory @path is in, so that a file made or removed there
- * is, or is gone, after a crash. 0 or -errno.
- */
-int image_sync_dir(const char *path);
-
 #endif /* LIBBLK_IMAGE_INTERNAL_H */

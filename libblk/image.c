@@ -52,7 +52,7 @@ int image_create_excl(const char *dest, mode_t mode, const char *what,
 			    strerror(err));
 }
 
-int image_sync_dir(const char *path)
+int blk_sync_parent_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[4096];

@@ -174,4 +174,12 @@ int blk_image_snapshot(struct blk_image *img, const char *dest, char *why,
 /* Close @img, removing the owner it named on an image file. */
 void blk_image_close(struct blk_image *img);
 
+/*
+ * fsync() the directory @path is in, so that @path, made, renamed or
+ * removed there, is (or is gone) after a crash. 0 or -errno. Blocking on
+ * the filesystem: never on the daemon's main thread for a store it does
+ * not own. Any thread.
+ */
+int blk_sync_parent_dir(const char *path);
+
 #endif /* LIBBLK_IMAGE_H */

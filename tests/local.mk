@@ -89,6 +89,7 @@ tests_test_move_record_SOURCES = tests/test-move-record.c tests/check.h \
 	blkbackd/move-record.c blkbackd/move-record.h
 tests_test_move_record_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS) \
 	$(XENGNTTAB_CFLAGS)
+tests_test_move_record_LDADD = libblk/libblk.la
 
 # The daemon's refusals, without a hypervisor.
 TESTS += tests/daemon-refuses.sh
