@@ -996,7 +996,12 @@ hvm_like_config() {
 ramdisk = \"$E/guest/initrd.cpio\"
 extra = \"console=hvc0 loglevel=4 $4\""
 	if [ "$2" = hvm ]; then
-		boot=
+		# By QEMU's direct kernel boot (the bzImage), or from the disk
+		# through the firmware (part hvm-disk, hvm-boot-area.sh).
+		boot="kernel = \"$E/guest/vmlinuz\"
+ramdisk = \"$E/guest/initrd.cpio\"
+extra = \"console=ttyS0 loglevel=4 $4\""
+		[ "${HVM_BOOT:-}" != disk ] || boot=
 		more="serial = 'file:$(console "$1")'
 vga = 'none'
 vnc = 0
@@ -1217,15 +1222,17 @@ pattern_guest_try() { # NAME TYPE IMAGE CHECK TRY
 	[ "$5" != 1 ] || [ "$2" != hvm ] || ! injected triple-fault ||
 		args="$args reboot=t e2e_triple_fault=1"
 	rm -f "$R/$g.domid"
-	[ "$2" != hvm ] || FIRMWARE_WATCH=$g
-	[ "$5" != 1 ] || [ "$2" != hvm ] || ! injected initramfs-corrupt ||
-		initrd=corrupt-initrd.xz
-	if [ "$2" = hvm ] &&
-		! boot_area_args "$3" "console=ttyS0 loglevel=4 $args" "$initrd"; then
-		result FAIL "$g/boot-area-args" "cannot write syslinux.cfg on $3"
-		return 1
+	if [ "${HVM_BOOT:-}" = disk ]; then
+		FIRMWARE_WATCH=$g
+		[ "$5" != 1 ] || ! injected initramfs-corrupt ||
+			initrd=corrupt-initrd.xz
+		if ! boot_area_args "$3" "console=ttyS0 loglevel=4 $args" "$initrd"; then
+			result FAIL "$g/boot-area-args" "cannot write syslinux.cfg on $3"
+			return 1
+		fi
+		BOOT_AREA_IMAGE=$3
+		BOOT_AREA_BEFORE=$(boot_area_sum "$3")
 	fi
-	[ "$2" != hvm ] || { BOOT_AREA_IMAGE=$3 && BOOT_AREA_BEFORE=$(boot_area_sum "$3"); }
 	hvm_like_config "$g" "$2" "vdev=xvda,access=rw,script=blkbackd,target=$3" "$args"
 	boot_guest "$g" || return
 	echo "E2E-BENCH $2: $BOOT_TIMES"
@@ -1373,6 +1380,24 @@ hvm_emulated_disk_checks() { # GUEST DOMID IMAGE
 		result FAIL "$g/device-model-closed-image" "QEMU $qpid still has $3 open"
 	else
 		result PASS "$g/device-model-closed-image"
+	fi
+}
+
+# Part hvm: the HVM guest, booted by QEMU's direct kernel boot. The boot
+# through the firmware from the disk (part hvm-disk) reads 10.6 MB through
+# the emulated IDE disk, a VM exit for every few sectors, and under this
+# nested emulation too many of those exits go wrong: on 6 December all
+# four of its tries died (three triple faults with Xen's own code address
+# as the guest's RIP, one without a word), so CI boots this way, as the
+# test did before the disk boot.
+guest_hvm() {
+	local g=e2e-hvm img=$IMG/hvm.img
+	hvm_with_hap $g || return
+	rm -f "$img"
+	if truncate -s 64M "$img" && write_pattern_a "$img"; then
+		pattern_guest $g hvm "$img" hvm_emulated_disk_checks
+	else
+		result FAIL $g/dom0-prepare-image
 	fi
 }
 
@@ -1900,7 +1925,7 @@ daemon_part() { # PART FUNCTION AFTER-WHAT
 # shellcheck source=tests/e2e/hvm-boot-area.sh
 . "$E/hvm-boot-area.sh"
 if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
-	has_part driverdomain || has_part migrate || has_part nbd || has_part rbd ||
+	has_part hvm-disk || has_part driverdomain || has_part migrate || has_part nbd || has_part rbd ||
 	has_part snapshot; then
 	if start_blkbackd; then
 		BASE_EVTCHN_FDS=$(daemon_evtchn_fds)
@@ -1917,6 +1942,7 @@ if has_part blkbackd || has_part stages || has_part pvh || has_part hvm ||
 		fi
 		daemon_part pvh guest_pvh pvh-guest
 		daemon_part hvm guest_hvm hvm-guest
+		daemon_part hvm-disk guest_hvm_disk hvm-disk-guest
 		daemon_part driverdomain guest_driver_domain driver-domain
 		daemon_part migrate guest_migrate migration
 		daemon_part nbd guest_nbd nbd-guest

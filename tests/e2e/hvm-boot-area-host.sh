@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034,SC2154 # run.sh's variables
-# The HVM guest's boot area (part hvm of the real-Xen test), host side,
-# sourced by run.sh.  The HVM guest boots as an operator's does, through
+# The HVM guest's boot area (part hvm-disk of the real-Xen test), host
+# side, sourced by run.sh.  The HVM guest boots as an operator's does, through
 # its firmware from the disk blkbackd serves (hvm-boot-area.sh, in dom0):
 # its image starts with a FAT file system of 30 MiB with SYSLINUX in its
 # boot sector, the guest's bzImage and its initramfs, xz-compressed (the
@@ -8,7 +8,7 @@
 # faster: 10.6 MB instead of 17.7), and a syslinux.cfg whose kernel
 # command line dom0 writes for each try.  The patterns follow at 32 MiB.
 case " $parts " in
-*" hvm "*) HOST_TOOLS="$HOST_TOOLS syslinux:syslinux mcopy:mtools
+*" hvm-disk "*) HOST_TOOLS="$HOST_TOOLS syslinux:syslinux mcopy:mtools
 mkfs.vfat:dosfstools" ;;
 esac
 

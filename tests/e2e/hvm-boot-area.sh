@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2154 # dom0-test.sh's variables
-# The HVM guest of the real-Xen test (part hvm), sourced by dom0-test.sh.
-# It boots as an operator's does, through its firmware from the disk
-# blkbackd serves: its image starts with the boot area hvm-boot-area-host.sh
+# The HVM guest that boots from its disk (part hvm-disk of the real-Xen
+# test, opt-in), sourced by dom0-test.sh. Part hvm's guest boots by QEMU's
+# direct kernel boot; this one boots as an operator's does, through its
+# firmware from the disk blkbackd serves: its image starts with the boot area hvm-boot-area-host.sh
 # made (SYSLINUX, the bzImage, the xz initramfs), xl gets no kernel=, so
 # SeaBIOS reads the boot sector, and SYSLINUX the kernel and initramfs,
 # through QEMU's emulated IDE disk, which QEMU opened from
@@ -124,8 +125,8 @@ hvm_disk_boot_checks() { # GUEST DOMID IMAGE
 	fi
 }
 
-guest_hvm() {
-	local g=e2e-hvm img=$IMG/hvm.img samples=$R/hvm-firmware-reads.txt sampler
+guest_hvm_disk() {
+	local g=e2e-hvmdisk img=$IMG/hvmdisk.img samples=$R/hvm-firmware-reads.txt sampler
 	hvm_with_hap $g || return
 	rm -f "$img" "$samples.stop"
 	if ! cp "$E/guest/hvm-boot-area.fat" "$img" || ! truncate -s 64M "$img" ||
@@ -136,7 +137,7 @@ guest_hvm() {
 	sample_firmware_reads $g "$samples" &
 	sampler=$!
 	# Disk up 253 s after xl create here, against 110 s by direct boot.
-	BOOT_WAIT=600 pattern_guest $g hvm "$img" hvm_disk_boot_checks
+	HVM_BOOT=disk BOOT_WAIT=600 pattern_guest $g hvm "$img" hvm_disk_boot_checks
 	touch "$samples.stop"
 	wait $sampler
 	sed 's/^/e2e: hvm: s, bytes read by QEMU, console: /' "$samples"

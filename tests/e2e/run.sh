@@ -14,9 +14,11 @@
 #   BLKBACKD_E2E_PARTS        "blkbackd pvh hvm driverdomain migrate nbd
 #                             rbd snapshot kernel concurrency package
 #                             xen420" (default), or some of "blkbackd
-#                             stages pvh hvm driverdomain migrate nbd rbd
-#                             snapshot kernel concurrency package xen420"
-#                             (see README.md; xen420 is a boot of its own)
+#                             stages pvh hvm hvm-disk driverdomain migrate
+#                             nbd rbd snapshot kernel concurrency package
+#                             xen420" (see README.md; xen420 is a boot of
+#                             its own; hvm-disk, the HVM guest booted from
+#                             its disk, is opt-in)
 #   BLKBACKD_E2E_XEN420_TIMEOUT  seconds the xen420 QEMU may run [900]
 #   BLKBACKD_E2E_INJECT       test knobs, crashes on purpose that the test
 #                             must recover from: "triple-fault" (the first
@@ -29,6 +31,10 @@
 #                             guests comparison, blkbackd with them
 #                             (e.g. "--pin-workers"), measured against
 #                             both others in the same boot [none]
+#   BLKBACKD_E2E_CONC_REPEATS how many times each arm of the concurrent-
+#                             guests comparison runs [3]: its checks hold
+#                             for every session, its medians need three
+#                             (CI runs one)
 # Exit: 0 all checks passed, 1 a check failed, 77 cannot run here.
 set -euo pipefail
 
@@ -42,6 +48,7 @@ parts=${BLKBACKD_E2E_PARTS:-blkbackd pvh hvm driverdomain migrate nbd rbd snapsh
 inject=${BLKBACKD_E2E_INJECT:-}
 daemon_args=${BLKBACKD_E2E_DAEMON_ARGS:-}
 conc_variant=${BLKBACKD_E2E_CONC_VARIANT:-}
+conc_repeats=${BLKBACKD_E2E_CONC_REPEATS:-3}
 t_start=$(date +%s)
 
 say() { printf 'e2e: %s\n' "$*"; }
@@ -50,6 +57,12 @@ skip() {
 	exit 77
 }
 elapsed() { echo $(($(date +%s) - t_start)); }
+case $conc_repeats in
+'' | *[!0-9]* | 0)
+	say "BLKBACKD_E2E_CONC_REPEATS=$conc_repeats: give a count of 1 or more"
+	exit 1
+	;;
+esac
 
 # Debian packages of the dom0 (the daemon package's dependencies are
 # added below; libnbd0, which it opens only for an NBD disk, is named here).
@@ -235,6 +248,7 @@ make_work_disk() {
 	echo "$inject" >"$s/e2e/inject"
 	echo "$daemon_args" >"$s/e2e/daemon-args"
 	echo "$conc_variant" >"$s/e2e/conc-variant"
+	echo "$conc_repeats" >"$s/e2e/conc-repeats"
 	build_checker "$s/e2e/e2e-check"
 	# Guest initramfs: the cached base plus this run's /init and checker.
 	install -m 755 "$here/guest-init.sh" "$work/ginit/init"
@@ -242,8 +256,10 @@ make_work_disk() {
 	(cd "$work/ginit" && find . | cpio --quiet -o -H newc) >"$work/run.cpio"
 	cat "$cache/guest-base.cpio" "$work/run.cpio" >"$s/e2e/guest/initrd.cpio"
 	cp "$cache/vmlinux" "$s/e2e/guest/vmlinux"
-	# The HVM guest boots from its disk (hvm-boot-area-host.sh).
-	! has_part hvm || make_boot_area "$s"
+	# Part hvm's guest boots the bzImage (QEMU's direct kernel boot);
+	# part hvm-disk's from its disk (hvm-boot-area-host.sh).
+	! has_part hvm || cp "$cache/vmlinuz" "$s/e2e/guest/vmlinuz"
+	! has_part hvm-disk || make_boot_area "$s"
 	install -m 755 "$here/hvm-boot-area.sh" "$s/e2e/"
 	mkfs.ext4 -q -F -L e2e-work -d "$s" "$work/work.ext4" 4G
 }
