@@ -16,8 +16,7 @@ libxen-dev xenstore-utils xen-utils-4.17
 liburing-dev libsystemd-dev libjson-c-dev libinih-dev libnbd-dev nbdkit qemu-utils qemu-system-common
 librbd-dev ceph-mon ceph-osd ceph-common
 util-linux diffutils procps e2fsprogs xfsprogs python3 python3-prometheus-client gdb qemu-system-x86
-libnbd-bin fuse3 valgrind linux-perf
-syslinux mtools dosfstools"
+libnbd-bin fuse3 valgrind linux-perf"
 
 # Root runs apt-get itself (a fresh container has no sudo); a user goes
 # through sudo for apt-get alone and builds as itself.
