@@ -39,9 +39,13 @@ snap_make_xfs() {
 		mkdir -p "$SNAP_MNT" && mount "$SNAP_LOOP" "$SNAP_MNT"
 }
 
+# Also what a dropped try left (its SNAP_LOOP died with its subshell).
 snap_drop_xfs() {
+	local dev
 	umount "$SNAP_MNT" 2>/dev/null
-	[ -z "$SNAP_LOOP" ] || losetup -d "$SNAP_LOOP"
+	for dev in $SNAP_LOOP $(losetup -j "$IMG/xfs.img" 2>/dev/null | cut -d: -f1); do
+		losetup -d "$dev" 2>/dev/null
+	done
 	SNAP_LOOP=
 	rm -f "$IMG/xfs.img"
 }
@@ -113,8 +117,14 @@ snap_old_file_refused() { # SOURCE DEST
 	fi
 }
 
-guest_snapshot() {
+# The part, in tries: under this emulation its PVH guest now and then
+# triple-faults, as the NBD and RBD ones do (once in a CI rehearsal on
+# 6 December, just after its disk connected, failing every check after).
+guest_snapshot() { triple_fault_tries e2e-snap snap_guest_try; }
+
+snap_guest_try() {
 	local g=e2e-snap src=$SNAP_MNT/disk.img dest=$IMG/moved.img domid last
+	snap_drop_xfs
 	if ! snap_make_xfs; then
 		result FAIL $g/dom0-xfs-made
 		snap_drop_xfs
