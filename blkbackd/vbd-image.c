@@ -176,8 +176,14 @@ static bool vbd_await_remote_handover(struct vbd *v, const char *path)
 	char *vm;
 	bool same;
 
+	/*
+	 * A lock held under no name while @v waits: the sender removes its
+	 * record just before it lets the lock go (blk_rbd_close(), the file
+	 * backend likewise), and a try between the two finds that. Wait on;
+	 * a holder that names another VM still ends the wait.
+	 */
 	if (!v->image.holder[0])
-		return false;
+		return v->image_phase == VBD_IMAGE_AWAITING_REMOTE;
 	vm = vbd_vm_of(v->d, v->fe_domid);
 	same = vm && strcmp(vm, v->image.holder) == 0;
 	free(vm);
