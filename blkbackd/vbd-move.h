@@ -13,7 +13,9 @@
  *   copy    the thread takes the dirty chunks pass after pass, copies
  *           them in runs of up to BLK_COPY_MAX at most @bw bytes a
  *           second, until what is dirty could be copied within
- *           VBD_MOVE_SWITCH_MS at the rate the last pass copied
+ *           VBD_MOVE_SWITCH_MS at the rate the last pass copied (the
+ *           second pass at the earliest: the first one's long runs say
+ *           nothing of how fast the guest's scattered writes copy)
  *   switch  a pause whose action copies the rest, flushes DEST, records
  *           MOVE_SWITCHED and marks the source moved; its hook swaps the
  *           device's image for DEST's and drops the map, so that the
