@@ -89,13 +89,16 @@ def noread(path, request, seconds):
 
 def split(path, n):
     answered = []
+    waits = []
 
     def one():
         with connect(path) as s:
+            t0 = time.monotonic()
             s.sendall(b"li")
             time.sleep(0.5)
             s.sendall(b"st\n")
             data = read_all(s)
+            waits.append(time.monotonic() - t0)
             if complete(data) and "devices" in json.loads(data):
                 answered.append(1)
 
@@ -104,7 +107,10 @@ def split(path, n):
         t.start()
     for t in threads:
         t.join()
-    print("answered=%d of %d" % (len(answered), n))
+    # The slowest client's time from its first byte to its answer: the
+    # clients' own start-up and the host's load are not in it.
+    print("answered=%d of %d slowest_ms=%d"
+          % (len(answered), n, max(waits, default=0) * 1000))
 
 
 def idle(path, n, seconds):

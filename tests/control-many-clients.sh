@@ -10,14 +10,17 @@
 requires python3
 control_setup 8
 
-t0=$(now_ms)
 $CLIENT split "$SOCK" 24 >"$WORK/split.out" 2>&1
-took=$(($(now_ms) - t0))
-grep -q "^answered=24 of 24" "$WORK/split.out" ||
+grep -q "^answered=24 of 24 " "$WORK/split.out" ||
 	fail_later "24 clients at once: $(cat "$WORK/split.out")"
-# Served together: about 0.5 s, not 24 times that.
-[ "$took" -lt 3000 ] ||
-	fail_later "24 clients sending half a request took $took ms"
+# Served together: each answered about 0.5 s after its first byte, when
+# its line is whole. The bound catches a client kept waiting on the
+# others; it is loose because the measure is a time on a loaded host (CI's
+# ASan pass once took 3 s for the whole run, Python's start-up included).
+took=$(sed -n 's/^answered=.* slowest_ms=\([0-9]*\)$/\1/p' "$WORK/split.out")
+[ -n "$took" ] && [ "$took" -lt 6000 ] ||
+	fail_later "24 clients sending half a request: the slowest was" \
+		"answered after ${took:-?} ms (wanted under 6000)"
 
 $CLIENT idle "$SOCK" 40 2 >"$WORK/idle.out" 2>&1 &
 IDLE_PID=$!
@@ -30,5 +33,5 @@ grep -q "^busy=\([89]\|1[0-9]\) closed=40 of 40" "$WORK/idle.out" ||
 	fail_later "40 idle clients: $(cat "$WORK/idle.out") (wanted 8 or" \
 		"more busy, all 40 closed)"
 control_verdict
-finish "24 clients served together in $took ms, 40 idle ones bounded;" \
+finish "24 clients served together (the slowest answered $took ms after its first byte), 40 idle ones bounded;" \
 	"$VERDICT"
