@@ -54,7 +54,7 @@ tests_fuzz_replay_vbd_CFLAGS = $(AM_CFLAGS) -pthread $(XENSTORE_CFLAGS) \
 tests_fuzz_replay_vbd_LDADD = libblk/libblk.la $(SYSTEMD_LIBS) $(INIH_LIBS) \
 	-lpthread
 
-TESTS += tests/fuzz/replay.sh tests/fuzz/fuzz.sh
+TESTS += tests/fuzz/fuzz.sh tests/fuzz/replay.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/fuzz.sh tests/fuzz/README.md \
 	tests/fuzz/make-seeds.py tests/fuzz/corpus
 
