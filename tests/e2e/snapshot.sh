@@ -50,7 +50,17 @@ snap_drop_xfs() {
 	rm -f "$IMG/xfs.img"
 }
 
-# A snapshot while the passes run: the copy holds the last finished pass.
+# Pass P's pattern, whole, in its half of IMAGE.
+snap_holds_pass() { # IMAGE P
+	"$CHECK" verify "$1" $(($2 % 2 * 8))M 8M $(($2 + 100)) -d -b 1M
+}
+
+# A snapshot while the passes run: the copy holds the last pass finished
+# before its pause. That is pass n - 1 when no pass finished while the
+# snapshot was taken; when pass n did, it may have finished before the
+# pause, and pass n + 1 then began on pass n - 1's half (this part failed
+# so once, finding pass n + 1's pattern there), so pass n's whole pattern
+# in its half passes too. Two or more finished meanwhile: not judged.
 snap_take() { # GUEST DOMID
 	local g=$1 copy=$SNAP_MNT/copy.img n m out last
 	n=$(migwork_passes "$g")
@@ -64,9 +74,12 @@ snap_take() { # GUEST DOMID
 	if [ "$m" -gt $((n + 1)) ]; then
 		result SKIP "$g/snapshot-holds-last-pass" \
 			"passes $n to $m finished while it was taken"
+	elif [ "$m" -gt "$n" ] && ! snap_holds_pass "$copy" "$last" >/dev/null 2>&1 &&
+		snap_holds_pass "$copy" "$n" >/dev/null 2>&1; then
+		result PASS "$g/snapshot-holds-last-pass" \
+			"pass $n, which finished while the snapshot was taken"
 	else
-		check "$g/snapshot-holds-last-pass" "$CHECK" verify "$copy" \
-			$((last % 2 * 8))M 8M $((last + 100)) -d -b 1M
+		check "$g/snapshot-holds-last-pass" snap_holds_pass "$copy" "$last"
 	fi
 }
 
