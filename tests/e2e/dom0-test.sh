@@ -1731,6 +1731,20 @@ migwork_passes() { # GUEST
 	migwork_console "$1" | grep -c '^E2E-MIGWORK pass [0-9]* ok'
 }
 
+# IMAGE holds the role migwork's last finished pass: pass K wrote seed
+# K+100 over the 8 MiB at (K % 2) x 8 MiB. A guest that finished no pass
+# fails the check with that said, not with a read before the image's start.
+check_last_pass() { # GUEST IMAGE [CHECK-NAME]
+	local name=$1/${3:-dom0-last-pass-in-image} last
+	last=$(($(migwork_passes "$1") - 1))
+	if [ "$last" -lt 0 ]; then
+		result FAIL "$name" "the guest finished no pass"
+		return
+	fi
+	check "$name" "$CHECK" verify "$2" \
+		$((last % 2 * 8))M 8M $((last + 100)) -d -b 1M
+}
+
 # Who holds a lock on FILE (/proc/locks: OFD locks show pid -1).
 image_locks() { # FILE
 	local ino
@@ -1787,7 +1801,7 @@ migrate_checks() { # GUEST OLD-DOMID TARGET
 guest_migrate() { triple_fault_tries e2e-mig guest_migrate_try; }
 
 guest_migrate_try() {
-	local g=e2e-mig img=$IMG/mig.img old last
+	local g=e2e-mig img=$IMG/mig.img old
 	truncate -s 64M "$img"
 	start_migwork $g "vdev=xvda,access=rw,script=blkbackd,target=$img" || return
 	old=$(domid_of $g)
@@ -1802,9 +1816,7 @@ guest_migrate_try() {
 	timeout 60 xl destroy $g >/dev/null 2>&1
 	backend_gone "$old"
 	[ -z "$MIG_NEW" ] || [ "$MIG_NEW" = "$old" ] || backend_gone "$MIG_NEW"
-	last=$(($(migwork_passes $g) - 1))
-	check $g/dom0-last-pass-in-image "$CHECK" verify "$img" \
-		$((last % 2 * 8))M 8M $((last + 100)) -d -b 1M
+	check_last_pass $g "$img"
 }
 
 # ----- the kernel path, for comparison

@@ -89,7 +89,7 @@ guest_rbd() {
 # image's checks; a try of triple_fault_tries (a second one imports the
 # image afresh).
 rbd_guest_try() {
-	local g=e2e-rbd img=$IMG/rbd.raw target domid v last t0
+	local g=e2e-rbd img=$IMG/rbd.raw target domid v t0
 	rbd_cmd rm rbd/e2e >/dev/null 2>&1
 	t0=$(uptime_cs)
 	if ! { truncate -s 64M "$img" && write_pattern_a "$img" &&
@@ -119,9 +119,7 @@ rbd_guest_try() {
 		shutdown_guest $g
 		backend_gone "${v:-$domid}"
 		if rbd_cmd export rbd/e2e "$img" >/dev/null 2>&1; then
-			last=$(($(migwork_passes $g) - 1))
-			check $g/dom0-last-pass-in-image "$CHECK" verify "$img" \
-				$((last % 2 * 8))M 8M $((last + 100)) -d -b 1M
+			check_last_pass $g "$img"
 			check $g/dom0-pattern-untouched "$CHECK" verify "$img" 32M 8M 21 -b 1M
 		else
 			result FAIL $g/dom0-rbd-export
